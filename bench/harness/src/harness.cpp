@@ -1,0 +1,259 @@
+// The runner behind every bench_<name>: parse, look up, warm up, repeat, summarise, print.
+#include <pools/bench/harness.hpp>
+
+#include <boost/accumulators/accumulators.hpp>
+#include <boost/accumulators/statistics/max.hpp>
+#include <boost/accumulators/statistics/mean.hpp>
+#include <boost/accumulators/statistics/min.hpp>
+#include <boost/accumulators/statistics/stats.hpp>
+#include <boost/accumulators/statistics/variance.hpp>
+#include <boost/program_options.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#ifndef POOLS_BENCH_FLAGS
+#define POOLS_BENCH_FLAGS "unknown"
+#endif
+
+namespace pools::bench {
+
+std::string check_n(std::string_view workload, std::int64_t n);  // workloads.cpp
+
+namespace po = boost::program_options;
+namespace acc = boost::accumulators;
+
+void fail_verification(const std::string& what) {
+  std::fflush(stdout);
+  fmt::print(stderr, "verification failed: {}\n", what);
+  std::exit(1);
+}
+
+void fail_usage(const std::string& what) {
+  std::fflush(stdout);
+  fmt::print(stderr, "error: {}\n(run with --help for usage)\n", what);
+  std::exit(2);
+}
+
+namespace {
+
+std::string compiler_id() {
+#if defined(__clang__)
+  return fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return fmt::format("gcc {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::int64_t current_rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+namespace {
+
+long max_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // Linux reports KiB
+}
+
+struct summary {
+  double median = 0, min = 0, max = 0, mean = 0, stddev = 0;
+};
+
+summary summarise(std::vector<double> samples) {
+  acc::accumulator_set<double, acc::stats<acc::tag::min, acc::tag::max, acc::tag::mean, acc::tag::variance>> a;
+  for (double s : samples) a(s);
+  std::sort(samples.begin(), samples.end());
+  const std::size_t m = samples.size() / 2;
+  summary out;
+  out.median = samples.size() % 2 == 1 ? samples[m] : (samples[m - 1] + samples[m]) / 2;
+  out.min = acc::min(a);
+  out.max = acc::max(a);
+  out.mean = acc::mean(a);
+  // Sample standard deviation (n - 1): the repetitions are a sample of the machine's behaviour.
+  const double n = static_cast<double>(samples.size());
+  out.stddev = samples.size() > 1 ? std::sqrt(acc::variance(a) * n / (n - 1)) : 0.0;
+  return out;
+}
+
+std::string human_ns(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.2f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+const workload_info* find_workload(std::string_view name) {
+  for (const auto& w : workload_catalogue()) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+void write_json(const std::string& path, const nlohmann::json& record) {
+  std::ofstream out(path);
+  if (!out) fail_usage(fmt::format("cannot write --json file '{}'", path));
+  out << nlohmann::json::array({record}).dump(2) << '\n';
+  if (!out) fail_usage(fmt::format("writing --json file '{}' failed", path));
+}
+
+}  // namespace
+
+suite::suite(std::string variant) : variant_(std::move(variant)) {}
+
+suite& suite::add(std::string_view workload, prepare_fn prepare) {
+  if (find_workload(workload) == nullptr) {
+    fmt::print(stderr, "bench_{}: internal error: '{}' is not a catalogued workload\n", variant_, workload);
+    std::abort();
+  }
+  implemented_.insert_or_assign(std::string(workload), std::move(prepare));
+  return *this;
+}
+
+suite& suite::unsupported(std::string_view workload, std::string reason) {
+  if (find_workload(workload) == nullptr) {
+    fmt::print(stderr, "bench_{}: internal error: '{}' is not a catalogued workload\n", variant_, workload);
+    std::abort();
+  }
+  unsupported_.insert_or_assign(std::string(workload), std::move(reason));
+  return *this;
+}
+
+int suite::main(int argc, char** argv) {
+  const std::string program = "bench_" + variant_;
+  po::options_description options(fmt::format(
+      "Usage: {} --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE]\n"
+      "       {} --list\n\nOptions", program, program));
+  options.add_options()
+      ("help,h", "print this help")
+      ("list", "list the workloads and whether this executable supports them")
+      ("workload,w", po::value<std::string>(), "workload to run (see --list)")
+      ("n", po::value<std::int64_t>(), "problem size (default: the workload's; see --list)")
+      ("threads,t", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+       "worker threads")
+      ("reps,r", po::value<unsigned>()->default_value(5), "measured repetitions (1..1000)")
+      ("warmup", po::value<unsigned>()->default_value(1), "discarded warm-up repetitions (0..100)")
+      ("json", po::value<std::string>(), "also write the result as a JSON array to FILE");
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    fail_usage(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << options << '\n';
+    return 0;
+  }
+  if (vm.count("list")) {
+    for (const auto& w : workload_catalogue()) {
+      const auto u = unsupported_.find(w.name);
+      const std::string state = implemented_.count(w.name) ? "yes"
+                                : u != unsupported_.end()  ? "not supported: " + u->second
+                                                           : "not supported";
+      fmt::print("{:<14} {}\n{:<14}   {} (default {})\n{:<14}   {}\n", w.name, w.summary, "", w.n_meaning,
+                 w.default_n, "", state);
+    }
+    return 0;
+  }
+  if (!vm.count("workload")) fail_usage("--workload is required (or --list / --help)");
+  const std::string name = vm["workload"].as<std::string>();
+  const workload_info* info = find_workload(name);
+  if (info == nullptr) {
+    std::string names;
+    for (const auto& w : workload_catalogue()) names += (names.empty() ? "" : ", ") + std::string(w.name);
+    fail_usage(fmt::format("unknown workload '{}'; known: {}", name, names));
+  }
+
+  params p;
+  p.n = vm.count("n") ? vm["n"].as<std::int64_t>() : info->default_n;
+  p.threads = vm["threads"].as<unsigned>();
+  const unsigned reps = vm["reps"].as<unsigned>();
+  const unsigned warmup = vm["warmup"].as<unsigned>();
+  if (p.threads < 1 || p.threads > 1024) fail_usage(fmt::format("--threads {} is out of range 1..1024", p.threads));
+  if (reps < 1 || reps > 1000) fail_usage(fmt::format("--reps {} is out of range 1..1000", reps));
+  if (warmup > 100) fail_usage(fmt::format("--warmup {} is out of range 0..100", warmup));
+  if (auto problem = check_n(name, p.n); !problem.empty()) fail_usage(problem);
+
+  nlohmann::json record{{"workload", name},        {"params", {{"n", p.n}}},   {"variant", variant_},
+                        {"threads", p.threads},    {"reps", reps},             {"compiler", compiler_id()},
+                        {"flags", POOLS_BENCH_FLAGS}, {"cpu", cpu_model()}};
+
+  const auto impl = implemented_.find(name);
+  if (impl == implemented_.end()) {
+    const auto u = unsupported_.find(name);
+    const std::string reason = u != unsupported_.end() ? u->second : "no implementation registered";
+    fmt::print("{} {}: not supported: {}\n", program, name, reason);
+    record["supported"] = false;
+    record["reason"] = reason;
+    if (vm.count("json")) write_json(vm["json"].as<std::string>(), record);
+    return 0;
+  }
+
+  repetition rep = impl->second(p);
+  std::vector<double> times;
+  std::map<std::string, std::vector<double>> metric_samples;
+  for (unsigned i = 0; i < warmup + reps; ++i) {
+    rep_timer timer;
+    metrics m;
+    const auto t0 = std::chrono::steady_clock::now();
+    rep(timer, m);
+    const auto whole = std::chrono::steady_clock::now() - t0;
+    if (i < warmup) continue;
+    times.push_back(static_cast<double>((timer.used() ? timer.elapsed() : whole).count()));
+    for (const auto& [k, v] : m) metric_samples[k].push_back(v);
+  }
+  const summary s = summarise(times);
+  const long rss = max_rss_kib();
+
+  record["supported"] = true;
+  record["median_ns"] = s.median;
+  record["min_ns"] = s.min;
+  record["max_ns"] = s.max;
+  record["mean_ns"] = s.mean;
+  record["stddev_ns"] = s.stddev;
+  record["max_rss_kib"] = rss;
+  nlohmann::json extra = nlohmann::json::object();
+  for (auto& [k, v] : metric_samples) extra[k] = summarise(v).median;
+  record["metrics"] = extra;
+
+  fmt::print("{:<12} {:<14} {:>10} {:>3}t {:>3}r  median {:>10}  min {:>10}  max {:>10}  sd {:>5.1f}%  rss {:>7} KiB\n",
+             variant_, name, p.n, p.threads, reps, human_ns(s.median), human_ns(s.min), human_ns(s.max),
+             s.mean > 0 ? 100.0 * s.stddev / s.mean : 0.0, rss);
+  for (const auto& [k, v] : extra.items()) fmt::print("{:<12} {:<14}   {} = {:.4g}\n", "", "", k, v.get<double>());
+  if (vm.count("json")) write_json(vm["json"].as<std::string>(), record);
+  return 0;
+}
+
+}  // namespace pools::bench

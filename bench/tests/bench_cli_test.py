@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Smoke and command-line test for one bench_<name> executable.
+
+Runs every catalogued workload small (so results are verified, cheaply), checks each JSON record
+has the documented fields, and checks that bad arguments exit with code 2 and say what is wrong.
+With --expect-wrong it instead checks that a wrong result exits 1 with "verification failed".
+Usage: bench_cli_test.py BINARY NAME [--expect-wrong]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SMALL_N = {"fib": 15, "skynet": 1000, "nqueens": 6, "matmul": 128, "submit": 20000,
+           "submit_future": 20000, "vector_fill": 64, "wakeup": 200, "memory": 2000}
+FIELDS = ["workload", "params", "variant", "threads", "reps", "median_ns", "min_ns", "max_ns",
+          "mean_ns", "stddev_ns", "max_rss_kib", "compiler", "flags", "cpu"]
+
+failures = []
+
+
+def run(binary, *args, timeout=300):
+    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect(cond, what):
+    print(("ok      " if cond else "FAILED  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def main():
+    binary, name = sys.argv[1], sys.argv[2]
+    if "--expect-wrong" in sys.argv:
+        rc, out, err = run(binary, "--workload", "fib", "--n", "20", "--reps", "1")
+        expect(rc == 1, f"wrong fib result exits 1 (got {rc})")
+        expect("verification failed" in err and "fib(20)" in err, "and says which result was wrong")
+        expect("median" not in out, "and reports no time")
+        return finish()
+
+    rc, out, _ = run(binary, "--help")
+    expect(rc == 0 and "--workload" in out, "--help exits 0 and shows usage")
+    rc, out, _ = run(binary, "--list")
+    expect(rc == 0 and all(w in out for w in SMALL_N), "--list names every workload")
+
+    bad = [(["--workload", "nope"], "unknown workload 'nope'"),
+           (["--workload", "fib", "--n", "abc"], "n"),
+           (["--workload", "fib", "--n", "99"], "out of range"),
+           (["--workload", "matmul", "--n", "100"], "power of 2"),
+           (["--workload", "skynet", "--n", "999"], "power of 10"),
+           (["--workload", "fib", "--threads", "0"], "--threads 0"),
+           (["--workload", "fib", "--reps", "0"], "--reps 0"),
+           (["--frobnicate"], "frobnicate"),
+           ([], "--workload is required")]
+    for args, message in bad:
+        rc, out, err = run(binary, *args)
+        expect(rc == 2 and message in err, f"{' '.join(args) or '(no args)'} exits 2 and mentions '{message}'"
+               + ("" if rc == 2 else f" (exit {rc}, stderr {err.strip()!r})"))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for workload, n in SMALL_N.items():
+            path = os.path.join(tmp, f"{workload}.json")
+            rc, out, err = run(binary, "--workload", workload, "--n", str(n), "--threads", "2",
+                               "--reps", "2", "--warmup", "0", "--json", path)
+            if rc != 0:
+                expect(False, f"{workload} n={n} exits 0 (exit {rc}: {err.strip()[:300]})")
+                continue
+            with open(path) as f:
+                records = json.load(f)
+            expect(isinstance(records, list) and len(records) == 1, f"{workload}: JSON is an array of one record")
+            r = records[0]
+            if not r.get("supported", False):
+                expect("not supported:" in out and r.get("reason"), f"{workload}: not supported, with a reason")
+                continue
+            missing = [k for k in FIELDS if k not in r]
+            expect(not missing, f"{workload}: record has every field" + (f" (missing {missing})" if missing else ""))
+            expect(r["variant"] == name and r["workload"] == workload and r["params"]["n"] == n,
+                   f"{workload}: record names variant, workload and n")
+            expect(0 < r["min_ns"] <= r["median_ns"] <= r["max_ns"], f"{workload}: min <= median <= max, all > 0")
+            if workload in ("submit", "submit_future"):
+                expect(r["metrics"].get("ns_per_task", 0) > 0, f"{workload}: reports ns_per_task")
+            if workload == "wakeup":
+                expect(0 < r["metrics"]["p50_ns"] <= r["metrics"]["p99_ns"], "wakeup: reports p50 <= p99")
+            if workload == "memory":
+                expect("bytes_per_task" in r["metrics"], "memory: reports bytes_per_task")
+            if workload == "vector_fill":
+                expect("speedup_tasks_T" in r["metrics"], "vector_fill: reports speedups")
+    return finish()
+
+
+def finish():
+    print(f"{len(failures)} failed" if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
