@@ -70,7 +70,7 @@ void matmul(matrix_view c, matrix_view a, matrix_view b) {
 // Runs `body` on one thread of a team of `threads`; the others execute the tasks it creates.
 template <class F>
 void in_team(unsigned threads, F&& body) {
-#pragma omp parallel num_threads(static_cast<int>(threads))
+#pragma omp parallel num_threads(static_cast <int>(threads))
 #pragma omp single
   body();
 }
@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
       };
       clear();
       const auto s0 = clock::now();
-      for (std::int64_t i = 0; i < p.n; ++i) fill_vector(vs[static_cast<std::size_t>(i)], static_cast<std::size_t>(i));
+      for (std::int64_t i = 0; i < p.n; ++i)
+        fill_vector(vs[static_cast<std::size_t>(i)], static_cast<std::size_t>(i));
       const double serial = std::chrono::duration<double, std::nano>(clock::now() - s0).count();
       m["serial_ns"] = serial;
       const unsigned t = p.threads;

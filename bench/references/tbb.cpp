@@ -81,7 +81,9 @@ std::uint64_t skynet(std::uint64_t first, std::uint64_t size) {
   const std::uint64_t child = size / skynet_fanout;
   tbb::task_group tg;
   for (int i = 0; i + 1 < skynet_fanout; ++i) {
-    tg.run([&, i] { parts[static_cast<std::size_t>(i)] = skynet(first + static_cast<std::uint64_t>(i) * child, child); });
+    tg.run([&, i] {
+      parts[static_cast<std::size_t>(i)] = skynet(first + static_cast<std::uint64_t>(i) * child, child);
+    });
   }
   parts[skynet_fanout - 1] = skynet(first + (skynet_fanout - 1) * child, child);
   tg.wait();
@@ -95,7 +97,8 @@ std::uint64_t nqueens(int n, const queens_board& board) {
   std::array<std::uint64_t, 32> parts{};
   tbb::task_group tg;
   for (int c = 0; c < n; ++c) {
-    if (board.can_place(c)) tg.run([&, c] { parts[static_cast<std::size_t>(c)] = nqueens(n, board.with(c)); });
+    if (board.can_place(c))
+      tg.run([&, c] { parts[static_cast<std::size_t>(c)] = nqueens(n, board.with(c)); });
   }
   tg.wait();
   std::uint64_t sum = 0;
@@ -128,11 +131,11 @@ auto make_executor = [](unsigned threads) { return std::make_unique<tbb_executor
 struct tbb_blocks {  // vector_fill with exactly `blocks` TBB tasks
   template <class F>
   void operator()(tbb_executor&, std::int64_t first, std::int64_t last, F&& f, std::size_t blocks) const {
-    const auto grain = std::max<std::int64_t>(1, (last - first + static_cast<std::int64_t>(blocks) - 1) /
-                                                     static_cast<std::int64_t>(blocks));
-    tbb::parallel_for(tbb::blocked_range<std::int64_t>(first, last, static_cast<std::size_t>(grain)),
-                      [&](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); },
-                      tbb::simple_partitioner());
+    const auto grain = std::max<std::int64_t>(
+        1, (last - first + static_cast<std::int64_t>(blocks) - 1) / static_cast<std::int64_t>(blocks));
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(first, last, static_cast<std::size_t>(grain)),
+        [&](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); }, tbb::simple_partitioner());
   }
 };
 
@@ -141,20 +144,20 @@ struct tbb_blocks {  // vector_fill with exactly `blocks` TBB tasks
 int main(int argc, char** argv) {
   suite s("tbb");
   s.add("fib", in_arena([](tbb::task_arena& arena, std::int64_t n, rep_timer&, metrics&) {
-    std::uint64_t r = 0;
-    arena.execute([&] { r = fib(static_cast<int>(n)); });
-    check_fib(static_cast<int>(n), r);
-  }));
+          std::uint64_t r = 0;
+          arena.execute([&] { r = fib(static_cast<int>(n)); });
+          check_fib(static_cast<int>(n), r);
+        }));
   s.add("skynet", in_arena([](tbb::task_arena& arena, std::int64_t n, rep_timer&, metrics&) {
-    std::uint64_t r = 0;
-    arena.execute([&] { r = skynet(0, static_cast<std::uint64_t>(n)); });
-    check_skynet(static_cast<std::uint64_t>(n), r);
-  }));
+          std::uint64_t r = 0;
+          arena.execute([&] { r = skynet(0, static_cast<std::uint64_t>(n)); });
+          check_skynet(static_cast<std::uint64_t>(n), r);
+        }));
   s.add("nqueens", in_arena([](tbb::task_arena& arena, std::int64_t n, rep_timer&, metrics&) {
-    std::uint64_t r = 0;
-    arena.execute([&] { r = nqueens(static_cast<int>(n), queens_board{}); });
-    check_nqueens(static_cast<int>(n), r);
-  }));
+          std::uint64_t r = 0;
+          arena.execute([&] { r = nqueens(static_cast<int>(n), queens_board{}); });
+          check_nqueens(static_cast<int>(n), r);
+        }));
   s.add("matmul", [](const params& p) -> repetition {
     auto rt = std::make_shared<tbb_runtime>(p.threads);
     auto problem = std::make_shared<matmul_problem>(static_cast<std::size_t>(p.n));

@@ -23,8 +23,7 @@ std::atomic<unhandled_exception_handler> current_handler{&print_to_stderr};
 
 }  // namespace
 
-unhandled_exception_handler set_unhandled_exception_handler(
-    unhandled_exception_handler handler) noexcept {
+unhandled_exception_handler set_unhandled_exception_handler(unhandled_exception_handler handler) noexcept {
   return current_handler.exchange(handler != nullptr ? handler : &print_to_stderr);
 }
 

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+
 #include <pools/index_blocks.hpp>
 
 #include <climits>

@@ -1,12 +1,13 @@
 // Behaviour of the two reference executors beyond the shared conformance suite.
 #include <doctest/doctest.h>
+
 #include <pools/inline_executor.hpp>
 #include <pools/thread_per_task_executor.hpp>
 #include <pools/wait_group.hpp>
 
 #include <atomic>
-#include <set>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+
 #include <pools/unique_function.hpp>
 
 #include <array>

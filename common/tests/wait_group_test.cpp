@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+
 #include <pools/wait_group.hpp>
 
 #include <atomic>

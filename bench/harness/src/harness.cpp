@@ -91,7 +91,8 @@ struct summary {
 };
 
 summary summarise(std::vector<double> samples) {
-  acc::accumulator_set<double, acc::stats<acc::tag::min, acc::tag::max, acc::tag::mean, acc::tag::variance>> a;
+  acc::accumulator_set<double, acc::stats<acc::tag::min, acc::tag::max, acc::tag::mean, acc::tag::variance>>
+      a;
   for (double s : samples) a(s);
   std::sort(samples.begin(), samples.end());
   const std::size_t m = samples.size() / 2;
@@ -151,19 +152,18 @@ suite& suite::unsupported(std::string_view workload, std::string reason) {
 
 int suite::main(int argc, char** argv) {
   const std::string program = "bench_" + variant_;
-  po::options_description options(fmt::format(
-      "Usage: {} --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE]\n"
-      "       {} --list\n\nOptions", program, program));
-  options.add_options()
-      ("help,h", "print this help")
-      ("list", "list the workloads and whether this executable supports them")
-      ("workload,w", po::value<std::string>(), "workload to run (see --list)")
-      ("n", po::value<std::int64_t>(), "problem size (default: the workload's; see --list)")
-      ("threads,t", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-       "worker threads")
-      ("reps,r", po::value<unsigned>()->default_value(5), "measured repetitions (1..1000)")
-      ("warmup", po::value<unsigned>()->default_value(1), "discarded warm-up repetitions (0..100)")
-      ("json", po::value<std::string>(), "also write the result as a JSON array to FILE");
+  po::options_description options(
+      fmt::format("Usage: {} --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE]\n"
+                  "       {} --list\n\nOptions",
+                  program, program));
+  options.add_options()("help,h", "print this help")(
+      "list", "list the workloads and whether this executable supports them")(
+      "workload,w", po::value<std::string>(), "workload to run (see --list)")(
+      "n", po::value<std::int64_t>(), "problem size (default: the workload's; see --list)")(
+      "threads,t", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "worker threads")("reps,r", po::value<unsigned>()->default_value(5), "measured repetitions (1..1000)")(
+      "warmup", po::value<unsigned>()->default_value(1), "discarded warm-up repetitions (0..100)")(
+      "json", po::value<std::string>(), "also write the result as a JSON array to FILE");
 
   po::variables_map vm;
   try {
@@ -201,13 +201,14 @@ int suite::main(int argc, char** argv) {
   p.threads = vm["threads"].as<unsigned>();
   const unsigned reps = vm["reps"].as<unsigned>();
   const unsigned warmup = vm["warmup"].as<unsigned>();
-  if (p.threads < 1 || p.threads > 1024) fail_usage(fmt::format("--threads {} is out of range 1..1024", p.threads));
+  if (p.threads < 1 || p.threads > 1024)
+    fail_usage(fmt::format("--threads {} is out of range 1..1024", p.threads));
   if (reps < 1 || reps > 1000) fail_usage(fmt::format("--reps {} is out of range 1..1000", reps));
   if (warmup > 100) fail_usage(fmt::format("--warmup {} is out of range 0..100", warmup));
   if (auto problem = check_n(name, p.n); !problem.empty()) fail_usage(problem);
 
-  nlohmann::json record{{"workload", name},        {"params", {{"n", p.n}}},   {"variant", variant_},
-                        {"threads", p.threads},    {"reps", reps},             {"compiler", compiler_id()},
+  nlohmann::json record{{"workload", name},           {"params", {{"n", p.n}}}, {"variant", variant_},
+                        {"threads", p.threads},       {"reps", reps},           {"compiler", compiler_id()},
                         {"flags", POOLS_BENCH_FLAGS}, {"cpu", cpu_model()}};
 
   const auto impl = implemented_.find(name);
@@ -248,10 +249,13 @@ int suite::main(int argc, char** argv) {
   for (auto& [k, v] : metric_samples) extra[k] = summarise(v).median;
   record["metrics"] = extra;
 
-  fmt::print("{:<12} {:<14} {:>10} {:>3}t {:>3}r  median {:>10}  min {:>10}  max {:>10}  sd {:>5.1f}%  rss {:>7} KiB\n",
-             variant_, name, p.n, p.threads, reps, human_ns(s.median), human_ns(s.min), human_ns(s.max),
-             s.mean > 0 ? 100.0 * s.stddev / s.mean : 0.0, rss);
-  for (const auto& [k, v] : extra.items()) fmt::print("{:<12} {:<14}   {} = {:.4g}\n", "", "", k, v.get<double>());
+  fmt::print(
+      "{:<12} {:<14} {:>10} {:>3}t {:>3}r  median {:>10}  min {:>10}  max {:>10}  sd {:>5.1f}%  rss {:>7} "
+      "KiB\n",
+      variant_, name, p.n, p.threads, reps, human_ns(s.median), human_ns(s.min), human_ns(s.max),
+      s.mean > 0 ? 100.0 * s.stddev / s.mean : 0.0, rss);
+  for (const auto& [k, v] : extra.items())
+    fmt::print("{:<12} {:<14}   {} = {:.4g}\n", "", "", k, v.get<double>());
   if (vm.count("json")) write_json(vm["json"].as<std::string>(), record);
   return 0;
 }

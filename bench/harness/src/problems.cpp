@@ -21,7 +21,9 @@ void check_fib(int n, std::uint64_t got) {
   if (got != want) fail_verification(fmt::format("fib({}) = {}, expected {}", n, got, want));
 }
 
-std::uint64_t skynet_expected(std::uint64_t leaves) { return leaves * (leaves - 1) / 2; }
+std::uint64_t skynet_expected(std::uint64_t leaves) {
+  return leaves * (leaves - 1) / 2;
+}
 
 void check_skynet(std::uint64_t leaves, std::uint64_t got) {
   const auto want = skynet_expected(leaves);
@@ -83,7 +85,9 @@ matmul_problem::matmul_problem(std::size_t n) : n_(n), a_(n * n), b_(n * n), c_(
   for (auto& x : b_) x = small(gen);
 }
 
-void matmul_problem::reset() { std::fill(c_.begin(), c_.end(), 0.0); }
+void matmul_problem::reset() {
+  std::fill(c_.begin(), c_.end(), 0.0);
+}
 
 void matmul_problem::check() const {
   std::mt19937_64 gen(777);
@@ -107,8 +111,8 @@ void matmul_problem::check() const {
     }
     for (std::size_t i = 0; i < n_; ++i) {
       if (abx[i] != cx[i]) {
-        fail_verification(fmt::format("matmul({}): row {} of C is wrong (A·B·x = {}, C·x = {})", n_, i,
-                                      abx[i], cx[i]));
+        fail_verification(
+            fmt::format("matmul({}): row {} of C is wrong (A·B·x = {}, C·x = {})", n_, i, abx[i], cx[i]));
       }
     }
   }

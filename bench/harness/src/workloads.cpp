@@ -16,16 +16,16 @@ const std::vector<workload_info>& workload_catalogue() {
       {"nqueens", "one task per legal queen placement, solutions counted", "n: board size (1..16)", 12},
       {"matmul", "divide-and-conquer C += A*B, 8 products per level in two rounds",
        "n: matrix size, a power of 2 (64..4096)", 1024},
-      {"submit", "an external thread posts n empty tasks, then waits: ns per task",
-       "n: tasks (1..100000000)", 1'000'000},
+      {"submit", "an external thread posts n empty tasks, then waits: ns per task", "n: tasks (1..100000000)",
+       1'000'000},
       {"submit_future", "n submissions each returning a future, all awaited: ns per task",
        "n: tasks (1..100000000)", 1'000'000},
       {"vector_fill", "BS::thread_pool paper: fill n random vectors; speedup at T/2, T, 2T, 4T tasks",
        "n: vectors of 4096 doubles (1..1000000)", 4000},
       {"wakeup", "latency from post on an external thread to the task starting on an idle pool",
        "n: samples (1..1000000)", 10'000},
-      {"memory", "n tasks suspended at once: max RSS and bytes per task",
-       "n: suspended tasks (1..10000000)", 100'000},
+      {"memory", "n tasks suspended at once: max RSS and bytes per task", "n: suspended tasks (1..10000000)",
+       100'000},
   };
   return catalogue;
 }
@@ -41,12 +41,14 @@ bool power_of(std::int64_t n, std::int64_t base) {
 // Returns an empty string when n is acceptable for the workload, else what is wrong.
 std::string check_n(std::string_view workload, std::int64_t n) {
   auto range = [&](std::int64_t lo, std::int64_t hi) -> std::string {
-    if (n < lo || n > hi) return fmt::format("--n {} is out of range for {}: allowed {}..{}", n, workload, lo, hi);
+    if (n < lo || n > hi)
+      return fmt::format("--n {} is out of range for {}: allowed {}..{}", n, workload, lo, hi);
     return {};
   };
   if (workload == "fib") return range(0, 45);
   if (workload == "skynet") {
-    if (!power_of(n, 10) || n < 10) return fmt::format("--n {} for skynet must be a power of 10 (10, 100, ...)", n);
+    if (!power_of(n, 10) || n < 10)
+      return fmt::format("--n {} for skynet must be a power of 10 (10, 100, ...)", n);
     return range(10, 100'000'000);
   }
   if (workload == "nqueens") return range(1, 16);

@@ -24,8 +24,8 @@ class index_blocks {
  public:
   index_blocks(I first, I last, std::size_t blocks) : first_(first) {
     size_ = last > first ? static_cast<U>(static_cast<U>(last) - static_cast<U>(first)) : U{0};
-    count_ = static_cast<std::size_t>(std::min<std::common_type_t<U, std::size_t>>(
-        size_, std::max<std::size_t>(blocks, 1)));
+    count_ = static_cast<std::size_t>(
+        std::min<std::common_type_t<U, std::size_t>>(size_, std::max<std::size_t>(blocks, 1)));
     if (count_ != 0) {
       per_block_ = static_cast<U>(size_ / count_);
       remainder_ = static_cast<U>(size_ % count_);

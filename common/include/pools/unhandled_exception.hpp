@@ -13,8 +13,7 @@ namespace pools {
 using unhandled_exception_handler = void (*)(std::exception_ptr) noexcept;
 
 /// Installs `handler` (nullptr restores the default) and returns the previous one. Thread-safe.
-unhandled_exception_handler set_unhandled_exception_handler(
-    unhandled_exception_handler handler) noexcept;
+unhandled_exception_handler set_unhandled_exception_handler(unhandled_exception_handler handler) noexcept;
 
 /// Hands `e` to the installed handler. Called by executors; never throws.
 void report_unhandled_exception(std::exception_ptr e) noexcept;

@@ -24,9 +24,7 @@ namespace pools {
 
 class wait_group {
  public:
-  explicit wait_group(std::ptrdiff_t count = 0) : count_(count), released_(count == 0) {
-    assert(count >= 0);
-  }
+  explicit wait_group(std::ptrdiff_t count = 0) : count_(count), released_(count == 0) { assert(count >= 0); }
   wait_group(const wait_group&) = delete;
   wait_group& operator=(const wait_group&) = delete;
 

@@ -44,8 +44,10 @@ prepare_fn asio_timer_memory_workload(Make make, GetExecutor get_executor) {
       timer.stop();
       const auto after = current_rss_bytes();
       for (auto& t : timers) t->cancel();
-      if (!all_ran.wait_for(std::chrono::seconds(120))) fail_verification("memory: cancelled handlers never ran");
-      if (aborted.load() != n) fail_verification(fmt::format("memory: {} of {} handlers saw the cancel", aborted.load(), n));
+      if (!all_ran.wait_for(std::chrono::seconds(120)))
+        fail_verification("memory: cancelled handlers never ran");
+      if (aborted.load() != n)
+        fail_verification(fmt::format("memory: {} of {} handlers saw the cancel", aborted.load(), n));
       out["bytes_per_task"] = static_cast<double>(after - before) / static_cast<double>(n);
       out["rss_growth_kib"] = static_cast<double>(after - before) / 1024.0;
     };

@@ -110,7 +110,8 @@ void skynet(E& ex, std::uint64_t first, std::uint64_t size, std::uint64_t* out, 
   const std::uint64_t child = size / skynet_fanout;
   for (int i = 0; i + 1 < skynet_fanout; ++i) {
     ex.post([&ex, node, i, first, child] {
-      skynet(ex, first + static_cast<std::uint64_t>(i) * child, child, &node->parts[static_cast<std::size_t>(i)], node);
+      skynet(ex, first + static_cast<std::uint64_t>(i) * child, child,
+             &node->parts[static_cast<std::size_t>(i)], node);
     });
   }
   const int last = skynet_fanout - 1;
@@ -171,7 +172,9 @@ struct matmul_node final : join_node {
       : join_node(p, 4), ex(e), c(c_), a(a_), b(b_) {}
   void launch() {
     for (int q = 0; q < 3; ++q) {
-      ex.post([this, q] { matmul(ex, c.quadrant(q / 2, q % 2), a.quadrant(q / 2, round), b.quadrant(round, q % 2), this); });
+      ex.post([this, q] {
+        matmul(ex, c.quadrant(q / 2, q % 2), a.quadrant(q / 2, round), b.quadrant(round, q % 2), this);
+      });
     }
     matmul(ex, c.quadrant(1, 1), a.quadrant(1, round), b.quadrant(round, 1), this);
   }
@@ -216,7 +219,9 @@ template <class Make>
 prepare_fn skynet_workload(Make make) {
   return [make](const params& p) -> repetition {
     std::shared_ptr ex{make(p.threads)};
-    return [ex, n = static_cast<std::uint64_t>(p.n)](rep_timer&, metrics&) { check_skynet(n, run_skynet(*ex, n)); };
+    return [ex, n = static_cast<std::uint64_t>(p.n)](rep_timer&, metrics&) {
+      check_skynet(n, run_skynet(*ex, n));
+    };
   };
 }
 

@@ -76,7 +76,8 @@ prepare_fn submit_future_workload(Make make, SubmitOp submit_op = {}) {
       for (std::int64_t i = 0; i < n; ++i) futures.push_back(submit_op(*ex, [i] { return i; }));
       for (auto& f : futures) sum += f.get();
       timer.stop();
-      if (sum != n * (n - 1) / 2) fail_verification(fmt::format("submit_future: sum {} != {}", sum, n * (n - 1) / 2));
+      if (sum != n * (n - 1) / 2)
+        fail_verification(fmt::format("submit_future: sum {} != {}", sum, n * (n - 1) / 2));
       out["ns_per_task"] = static_cast<double>(timer.elapsed().count()) / static_cast<double>(n);
     };
   };
@@ -134,7 +135,8 @@ prepare_fn vector_fill_workload(Make make, BlocksOp blocks_op = {}) {
       using clock = std::chrono::steady_clock;
       auto& vs = *vectors;
       auto fill_range = [&vs](std::int64_t b, std::int64_t e) {
-        for (auto i = b; i < e; ++i) fill_vector(vs[static_cast<std::size_t>(i)], static_cast<std::size_t>(i));
+        for (auto i = b; i < e; ++i)
+          fill_vector(vs[static_cast<std::size_t>(i)], static_cast<std::size_t>(i));
       };
       auto clear = [&vs] {
         for (auto& v : vs) std::fill(v.begin(), v.end(), 0.0);

@@ -36,7 +36,10 @@ struct params {
 class rep_timer {
  public:
   void start() { start_ = clock::now(); }
-  void stop() { elapsed_ += clock::now() - start_; used_ = true; }
+  void stop() {
+    elapsed_ += clock::now() - start_;
+    used_ = true;
+  }
   bool used() const { return used_; }
   std::chrono::nanoseconds elapsed() const { return elapsed_; }
 
