@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Side-by-side comparison: every bench_<subject> on every workload, in one run.
+
+Subjects are the registered variants (<build>/pools_variants.txt, written by CMake) plus the
+references that were built (tbb, openmp, asio_pool, naive, boost_fiber). Each (subject, workload)
+runs as its own process (so max RSS is per workload) under a time limit. Results are written to
+--out as results.json (every record), results.md (tables with ratios to a reference measured in
+the same run) and results.png (when matplotlib is available).
+
+  bench/compare.py --build build --out bench/results/latest [--threads 2] [--reps 3]
+                   [--subjects futures,tbb] [--workloads fib,submit] [--timeout 300]
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import subprocess
+import sys
+
+REFERENCES = ["tbb", "openmp", "asio_pool", "naive", "boost_fiber"]
+WORKLOADS = ["fib", "skynet", "nqueens", "matmul", "submit", "submit_future", "vector_fill", "wakeup", "memory"]
+# What each workload is judged by, which way is better, and the reference it is a ratio to.
+MEASURE = {
+    "fib": ("median_ns", "time", "lower", "tbb"),
+    "skynet": ("median_ns", "time", "lower", "tbb"),
+    "nqueens": ("median_ns", "time", "lower", "tbb"),
+    "matmul": ("median_ns", "time", "lower", "tbb"),
+    "submit": ("ns_per_task", "ns/task", "lower", "asio_pool"),
+    "submit_future": ("ns_per_task", "ns/task", "lower", "asio_pool"),
+    "vector_fill": ("speedup_tasks_T", "speedup at T tasks", "higher", "tbb"),
+    "wakeup": ("p50_ns", "p50 latency", "lower", "asio_pool"),
+    "memory": ("bytes_per_task", "bytes/task", "lower", "asio_pool"),
+}
+# The naive baseline starts a thread per task: one repetition is enough to see it.
+SLOW_SUBJECTS = {"naive": ["--reps", "1", "--warmup", "0"]}
+
+
+def fail(msg):
+    print(f"compare.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def find_binary(build, subject):
+    hits = sorted(glob.glob(os.path.join(build, "**", f"bench_{subject}"), recursive=True))
+    hits = [h for h in hits if os.path.isfile(h) and os.access(h, os.X_OK)]
+    return hits[0] if hits else None
+
+
+def value_of(record, workload):
+    key = MEASURE[workload][0]
+    if not record.get("supported"):
+        return None
+    return record["median_ns"] if key == "median_ns" else record.get("metrics", {}).get(key)
+
+
+def human(v, unit):
+    if v is None:
+        return "—"
+    if unit == "time":
+        return f"{v / 1e9:.3f} s" if v >= 1e9 else f"{v / 1e6:.2f} ms" if v >= 1e6 else f"{v / 1e3:.1f} µs"
+    if unit in ("ns/task", "p50 latency"):
+        return f"{v:,.0f} ns"
+    if unit == "bytes/task":
+        return f"{v:,.0f} B"
+    return f"{v:.2f}×"
+
+
+def run_one(binary, subject, workload, args, out_dir):
+    path = os.path.join(out_dir, "raw", f"{subject}.{workload}.json")
+    cmd = [binary, "--workload", workload, "--threads", str(args.threads), "--reps", str(args.reps),
+           "--warmup", "1", "--json", path] + SLOW_SUBJECTS.get(subject, [])
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"workload": workload, "variant": subject, "supported": False,
+                "reason": f"timed out after {args.timeout} s", "command": " ".join(cmd)}
+    if p.returncode != 0:
+        return {"workload": workload, "variant": subject, "supported": False, "failed": True,
+                "reason": (p.stderr.strip() or f"exit {p.returncode}")[:300], "command": " ".join(cmd)}
+    sys.stdout.write(p.stdout)
+    sys.stdout.flush()
+    with open(path) as f:
+        record = json.load(f)[0]
+    record["command"] = " ".join(os.path.relpath(c) if c == binary else c for c in cmd)
+    return record
+
+
+def markdown(records, args, subjects, meta):
+    lines = ["# pools: side-by-side comparison", "",
+             f"{meta['date']} · {meta['cpu']} · {args.threads} threads · {args.reps} reps (median) · "
+             f"commit {meta['commit']}", "",
+             "Reproduce: `bench/compare.py --build build --out <dir> "
+             f"--threads {args.threads} --reps {args.reps}` (each row's exact command is in results.json).",
+             "Ratios are to the reference measured in the same run; for time, ns and bytes below 1 is "
+             "better, for speedup above 1 is better.", ""]
+    by = {(r["variant"], r["workload"]): r for r in records}
+    # summary matrix
+    lines += ["## Summary: ratio to the reference", "",
+              "| subject | " + " | ".join(f"{w} (÷{MEASURE[w][3]})" for w in args.workloads) + " |",
+              "|---|" + "---|" * len(args.workloads)]
+    for s in subjects:
+        cells = []
+        for w in args.workloads:
+            r, ref = by.get((s, w)), by.get((MEASURE[w][3], w))
+            v, rv = (value_of(r, w) if r else None), (value_of(ref, w) if ref else None)
+            cells.append(f"{v / rv:.2f}" if v is not None and rv else "n/s" if r and not r.get("failed") else "FAIL" if r else "—")
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    lines += ["", "n/s: not supported by that subject (the reason is in its table below).", ""]
+    for w in args.workloads:
+        key, unit, better, ref_name = MEASURE[w]
+        ref = by.get((ref_name, w))
+        rv = value_of(ref, w) if ref else None
+        lines += [f"## {w} — {unit}, {better} is better, reference {ref_name}", "",
+                  "| subject | value | ratio | min … max (time) | max RSS | note |", "|---|---|---|---|---|---|"]
+        for s in subjects:
+            r = by.get((s, w))
+            if r is None:
+                continue
+            v = value_of(r, w)
+            if v is None:
+                lines.append(f"| {s} | — | — | — | — | {'**failed**: ' if r.get('failed') else 'not supported: '}{r.get('reason', '')} |")
+                continue
+            ratio = f"{v / rv:.2f}" if rv else "—"
+            extra = ", ".join(f"{k}={x:.3g}" for k, x in sorted(r.get("metrics", {}).items()) if k != key)
+            lines.append(f"| {s} | {human(v, unit)} | {ratio} | {human(r['min_ns'], 'time')} … "
+                         f"{human(r['max_ns'], 'time')} | {r['max_rss_kib'] / 1024:.1f} MiB | {extra} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(records, args, subjects, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("compare.py: matplotlib not available here, no plot written "
+              "(Debian: python3-matplotlib, used by /usr/bin/python3)", file=sys.stderr)
+        return False
+    by = {(r["variant"], r["workload"]): r for r in records}
+    cols = 3
+    rows = (len(args.workloads) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
+    for i, w in enumerate(args.workloads):
+        ax = axes[i // cols][i % cols]
+        key, unit, better, ref_name = MEASURE[w]
+        ref = by.get((ref_name, w))
+        rv = value_of(ref, w) if ref else None
+        names, ratios = [], []
+        for s in subjects:
+            r = by.get((s, w))
+            v = value_of(r, w) if r else None
+            if v is not None and rv:
+                names.append(s)
+                ratios.append(v / rv)
+        colors = ["#4c72b0" if n not in REFERENCES else "#999999" for n in names]
+        ax.barh(names, ratios, color=colors)
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_title(f"{w}: {unit} ÷ {ref_name} ({better} is better)", fontsize=9)
+        if ratios and max(ratios) / max(min(ratios), 1e-9) > 30:
+            ax.set_xscale("log")
+        ax.tick_params(labelsize=8)
+    for j in range(len(args.workloads), rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    fig.suptitle(f"pools, {args.threads} threads: ratio to the same-run reference (blue: variants, grey: references)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--out", default="bench/results/latest")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per (subject, workload) run")
+    ap.add_argument("--subjects", help="comma list (default: every registered variant and built reference)")
+    ap.add_argument("--workloads", help="comma list (default: all)")
+    args = ap.parse_args()
+    if args.threads < 1 or args.reps < 1 or args.timeout < 1:
+        fail("--threads, --reps and --timeout must be positive")
+
+    listing = os.path.join(args.build, "pools_variants.txt")
+    if not os.path.exists(listing):
+        fail(f"{listing} not found: configure and build first (cmake --preset release && cmake --build build)")
+    variants = [l.strip() for l in open(listing) if l.strip()]
+    known = variants + REFERENCES
+    subjects = args.subjects.split(",") if args.subjects else known
+    for s in subjects:
+        if s not in known:
+            fail(f"unknown subject '{s}'; known: {', '.join(known)}")
+    args.workloads = args.workloads.split(",") if args.workloads else WORKLOADS
+    for w in args.workloads:
+        if w not in WORKLOADS:
+            fail(f"unknown workload '{w}'; known: {', '.join(WORKLOADS)}")
+
+    binaries = {}
+    for s in subjects:
+        b = find_binary(args.build, s)
+        if b:
+            binaries[s] = b
+        elif s in variants or args.subjects:
+            fail(f"bench_{s} is not built in {args.build} (cmake --build {args.build} --target bench_{s})")
+    subjects = [s for s in subjects if s in binaries]
+
+    os.makedirs(os.path.join(args.out, "raw"), exist_ok=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
+    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown"}
+
+    records = []
+    for w in args.workloads:
+        for s in subjects:
+            r = run_one(binaries[s], s, w, args, args.out)
+            if r.get("failed") or "timed out" in r.get("reason", ""):
+                print(f"{s:<12} {w:<14} FAILED: {r['reason']}", file=sys.stderr)
+            elif not r.get("supported"):
+                print(f"{s:<12} {w:<14} not supported: {r.get('reason', '')}")
+            records.append(r)
+
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "threads": args.threads, "reps": args.reps, "records": records}, f, indent=2)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(markdown(records, args, subjects, meta))
+    plotted = plot(records, args, subjects, os.path.join(args.out, "results.png"))
+    print(f"\nwrote {args.out}/results.json, results.md" + (", results.png" if plotted else ""))
+    failed = [r for r in records if r.get("failed") or "timed out" in r.get("reason", "")]
+    if failed:
+        print(f"compare.py: {len(failed)} run(s) failed or timed out", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages pools needs, and nothing else. Idempotent: only missing
+# packages are installed. As root it runs apt-get; otherwise it prints the exact command and fails.
+# Usage: scripts/bootstrap.sh            (called by scripts/test.sh and scripts/compare.sh)
+set -euo pipefail
+
+packages=(
+  # toolchains and build
+  g++ clang libclang-rt-14-dev libomp-dev cmake ninja-build ccache clang-format git
+  # libraries (Boost >= 1.74: headers incl. Asio/Beast, Context, Fiber, Program_options)
+  libboost-dev libboost-context-dev libboost-fiber-dev libboost-program-options-dev
+  libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev libbenchmark-dev relacy-dev
+  # HTTP comparison, tests, plots
+  wrk nginx-light curl python3 python3-matplotlib util-linux
+)
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  echo "bootstrap: this script supports Debian 12 / Ubuntu (apt). Install the equivalents of:" >&2
+  echo "  ${packages[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "bootstrap: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "bootstrap: missing packages: ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "bootstrap: not root; run this, then re-run your command:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+# nginx's package starts a system instance; the HTTP bench runs its own on loopback instead.
+if command -v systemctl >/dev/null 2>&1; then systemctl stop nginx >/dev/null 2>&1 || true; fi
+echo "bootstrap: installed ${#missing[@]} packages"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: the README's second command, and what CI runs.
+#
+#   scripts/test.sh                 all presets: release, clang, asan, tsan
+#   scripts/test.sh release tsan    only these presets
+#
+# Each preset is configured with -Werror (warnings are errors on GCC and Clang), built, and its
+# whole ctest suite run: unit tests, the conformance suite for every registered executor, bench
+# smoke tests, Relacy model checks, server tests. Formatting is checked first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all_presets=(release clang asan tsan)
+presets=("$@")
+[[ ${#presets[@]} -gt 0 ]] || presets=("${all_presets[@]}")
+for p in "${presets[@]}"; do
+  [[ " ${all_presets[*]} " == *" $p "* ]] || { echo "test.sh: unknown preset '$p' (known: ${all_presets[*]})" >&2; exit 2; }
+done
+
+scripts/bootstrap.sh
+
+echo "== format check (.clang-format)"
+mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find common variants server bench -name '*.[ch]pp')
+if [[ ${#sources[@]} -gt 0 ]]; then
+  clang-format --dry-run --Werror "${sources[@]}"
+fi
+
+jobs=$(nproc)
+total_passed=0
+total_failed=0
+for preset in "${presets[@]}"; do
+  echo "== preset $preset: configure, build, test"
+  start=$SECONDS
+  cmake --preset "$preset" -DPOOLS_WERROR=ON >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+  log=$(mktemp)
+  set +e
+  ctest --preset "$preset" -j "$jobs" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  summary=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1 || true)
+  rm -f "$log"
+  if [[ -z "$summary" ]]; then
+    echo "test.sh: preset $preset ran no tests (ctest exit $rc)" >&2
+    exit 1
+  fi
+  failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
+  count=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
+  total_passed=$((total_passed + count - failed))
+  total_failed=$((total_failed + failed))
+  echo "== preset $preset: $((count - failed)) passed, $failed failed in $((SECONDS - start)) s"
+  if [[ $rc -ne 0 ]]; then
+    echo "total: $total_passed passed, $total_failed failed"
+    exit 1
+  fi
+done
+echo "total: $total_passed passed, $total_failed failed"
