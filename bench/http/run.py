@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""bench/http/run.py — every server_<name> against nginx, with wrk, on loopback.
+
+Starts each built server (and nginx, configured here to return the same plaintext) pinned to one
+core, drives it with wrk pinned to another, and reports requests/s, latency and the ratio to nginx
+measured in the same run:
+
+  plaintext   GET /plaintext, keep-alive, not pipelined: server on 1 thread (nginx: 1 worker),
+              wrk -t1 -c64.
+  pipeline    the same, 16 requests pipelined per connection (wrk + pipeline.lua).
+  sleep       GET /sleep?ms=15 with 1,000 connections: compared with Little's law's limit,
+              connections / 15 ms = 66,667 req/s (nginx answers it with the echo module's
+              echo_sleep when that module is installed).
+
+Only loopback addresses are used. Every process is bounded in time and stopped at the end.
+Output: a JSON file and a Markdown table (printed, and written beside the JSON).
+
+  python3 bench/http/run.py --build build                 # every registered variant + nginx
+  python3 bench/http/run.py --build build --servers reactor fixture --duration 5
+Python 3 standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SLEEP_MS = 15
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: str
+    connections: int
+    pipeline: int = 1
+    threads: int = 1  # server threads (nginx: worker processes)
+    what: str = ""
+
+
+SCENARIOS = {
+    "plaintext": Scenario("plaintext", "/plaintext", 64, what="keep-alive, not pipelined, wrk -t1 -c64"),
+    "pipeline": Scenario("pipeline", "/plaintext", 64, pipeline=16, what="16 deep pipelining, wrk -t1 -c64"),
+    "sleep": Scenario("sleep", f"/sleep?ms={SLEEP_MS}", 1000, what=f"/sleep?ms={SLEEP_MS}, wrk -t1 -c1000"),
+}
+
+
+@dataclass
+class Result:
+    server: str
+    scenario: str
+    requests_per_s: float = 0.0
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    errors: int = 0
+    non_2xx: int = 0
+    runs: list[float] = field(default_factory=list)
+    ratio: float | None = None  # to nginx (plaintext, pipeline) or to Little's law (sleep)
+    note: str = ""
+
+
+def log(msg: str) -> None:
+    print(f"[bench/http] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, limit: float) -> bool:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def pinned(core: str | None, cmd: list[str]) -> list[str]:
+    return (["taskset", "-c", core] if core is not None and shutil.which("taskset") else []) + cmd
+
+
+def stop(proc: subprocess.Popen, limit: float = 10.0) -> int | None:
+    """SIGTERM, then SIGKILL after `limit` seconds; returns the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    return proc.returncode
+
+
+class Pools:
+    """A server_<name> from the build."""
+
+    def __init__(self, name: str, exe: Path, core: str | None, tmp: Path):
+        self.name, self.exe, self.core, self.tmp = name, exe, core, tmp
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    def start(self, threads: int) -> None:
+        self.err = open(self.tmp / f"{self.name}.stderr", "wb")
+        cmd = pinned(self.core, [str(self.exe), "--port", "0", "--threads", str(threads), "--root", str(self.tmp),
+                                 "--max-connections", "20000"])
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL)
+        # The one stdout line ("listening on 127.0.0.1:PORT"), waited for with a bound: a server
+        # that neither prints nor exits must not hang the bench.
+        end = time.monotonic() + 20
+        seen = b""
+        while time.monotonic() < end and self.proc.poll() is None:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
+            if not ready:
+                continue
+            chunk = os.read(self.proc.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            seen += chunk
+            m = re.search(rb"listening on 127\.0\.0\.1:(\d+)\n", seen)
+            if m:
+                self.port = int(m.group(1))
+                return
+        stop(self.proc)
+        raise RuntimeError(f"{self.exe} did not announce a port (stdout: {seen!r}); see {self.err.name}")
+
+    def stop(self) -> None:
+        if self.proc:
+            code = stop(self.proc)
+            if code != 0:
+                log(f"warning: server_{self.name} exited with {code} on SIGTERM")
+            self.proc = None
+        self.err.close()
+
+
+class Nginx:
+    """nginx from the distribution, configured here: same plaintext, 1 worker, loopback only,
+    the current user, everything under a temporary prefix."""
+
+    def __init__(self, exe: str, core: str | None, tmp: Path):
+        self.name, self.exe, self.core, self.tmp = "nginx", exe, core, tmp / "nginx"
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.echo_module = Path("/usr/lib/nginx/modules/ngx_http_echo_module.so")
+
+    def config(self, workers: int) -> str:
+        t = self.tmp
+        user = f"user {getpass.getuser()};\n" if os.geteuid() == 0 else ""
+        load = f"load_module {self.echo_module};\n" if self.echo_module.exists() else ""
+        sleep = (f'    location = /sleep {{ default_type application/json; echo_sleep {SLEEP_MS / 1000}; '
+                 f"echo -n '{{\"slept_ms\":{SLEEP_MS}}}'; }}\n") if load else ""
+        temp = "".join(f"  {d}_temp_path {t / d};\n" for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        return f"""{load}{user}worker_processes {workers};
+daemon off;
+pid {t / 'nginx.pid'};
+error_log {t / 'error.log'} warn;
+events {{ worker_connections 20000; }}
+http {{
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 75s;
+{temp}  server {{
+    listen 127.0.0.1:{self.port} backlog=4096;
+    location = /plaintext {{ default_type text/plain; return 200 "Hello, World!"; }}
+{sleep}  }}
+}}
+"""
+
+    def start(self, threads: int) -> None:
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        conf = self.tmp / "nginx.conf"
+        conf.write_text(self.config(threads))
+        self.err = open(self.tmp / "stderr", "wb")
+        self.proc = subprocess.Popen(pinned(self.core, [self.exe, "-p", str(self.tmp), "-c", str(conf)]),
+                                     stdout=self.err, stderr=self.err, stdin=subprocess.DEVNULL)
+        if not wait_port(self.port, 10):
+            stop(self.proc)
+            raise RuntimeError(f"nginx did not start; see {self.tmp}")
+
+    def stop(self) -> None:
+        if self.proc:
+            stop(self.proc)
+            self.proc = None
+        self.err.close()
+
+
+LATENCY = re.compile(r"^\s+(50|99)(?:\.0+)?%\s+([\d.]+)(us|ms|s)\s*$", re.M)
+
+
+def wrk(args, subject, scenario: Scenario, duration: int) -> dict:
+    url = f"http://127.0.0.1:{subject.port}"
+    cmd = [args.wrk, "-t1", f"-c{scenario.connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
+    if scenario.pipeline > 1:
+        cmd += ["-s", str(HERE / "pipeline.lua"), url, "--", str(scenario.pipeline), scenario.path]
+    else:
+        cmd += [url + scenario.path]
+    out = subprocess.run(pinned(args.wrk_core, cmd), capture_output=True, text=True, timeout=duration + 60)
+    text = out.stdout
+    if out.returncode != 0 or "Requests/sec" not in text:
+        raise RuntimeError(f"wrk failed ({out.returncode}): {out.stderr or text}")
+    unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+    lat = {p: float(v) * unit[u] for p, v, u in LATENCY.findall(text)}
+    errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", text))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1)),
+        "p50": lat.get("50"),
+        "p99": lat.get("99"),
+        "errors": errors,
+        "non_2xx": int(non2xx.group(1)) if non2xx else 0,
+    }
+
+
+def measure(args, subject, scenario: Scenario) -> Result:
+    res = Result(subject.name, scenario.name)
+    subject.start(scenario.threads)
+    try:
+        if args.warmup > 0:
+            wrk(args, subject, scenario, args.warmup)
+        runs = [wrk(args, subject, scenario, args.duration) for _ in range(args.repeat)]
+    finally:
+        subject.stop()
+    best = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]  # the median run
+    res.runs = [r["rps"] for r in runs]
+    res.requests_per_s = statistics.median(res.runs)
+    res.p50_ms, res.p99_ms = best["p50"], best["p99"]
+    res.errors = sum(r["errors"] for r in runs)
+    res.non_2xx = sum(r["non_2xx"] for r in runs)
+    return res
+
+
+def find_servers(build: Path, names: list[str] | None) -> dict[str, Path]:
+    if names is None:
+        listed = build / "pools_variants.txt"
+        names = [n for n in listed.read_text().split() if n] if listed.exists() else []
+    found = {}
+    for name in names:
+        exe = build / "server" / f"server_{name}"
+        if exe.exists():
+            found[name] = exe
+        else:
+            log(f"skipping {name}: {exe} is not built")
+    return found
+
+
+def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
+    lines = []
+    for sc in scenarios:
+        rows = [r for r in results if r.scenario == sc.name]
+        if not rows:
+            continue
+        ratio = "× Little's law limit" if sc.name == "sleep" else "× nginx"
+        lines += [f"### {sc.name}: {sc.what}", "",
+                  f"| server | req/s | p50 ms | p99 ms | errors | non-2xx | {ratio} |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            fmt = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
+            lines.append(f"| {r.server} | {r.requests_per_s:,.0f} | {fmt(r.p50_ms)} | {fmt(r.p99_ms)} | {r.errors} | "
+                         f"{r.non_2xx} | {fmt(r.ratio)} |")
+        if sc.name == "sleep":
+            limit = sc.connections / (SLEEP_MS / 1000)
+            lines.append(f"\nLittle's law limit: {sc.connections} connections / {SLEEP_MS} ms = {limit:,.0f} req/s.")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", type=Path, default=ROOT / "build", help="build folder (default: build/)")
+    p.add_argument("--servers", nargs="*", help="server names (default: every registered variant)")
+    p.add_argument("--scenarios", nargs="*", choices=list(SCENARIOS), default=list(SCENARIOS))
+    p.add_argument("--duration", type=int, default=10, help="seconds per measured run (1..120)")
+    p.add_argument("--warmup", type=int, default=2, help="seconds of discarded warm-up per server (0..30)")
+    p.add_argument("--repeat", type=int, default=1, help="measured runs per server and scenario; median (1..9)")
+    p.add_argument("--server-core", default="0", help="CPU for the servers and nginx ('' = no pinning)")
+    p.add_argument("--wrk-core", default="1", help="CPU for wrk ('' = no pinning)")
+    p.add_argument("--no-nginx", action="store_true", help="skip nginx (no ratios then)")
+    p.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
+    p.add_argument("--wrk", default=shutil.which("wrk") or "wrk")
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="where to write http.json / http.md")
+    args = p.parse_args()
+    if not 1 <= args.duration <= 120 or not 0 <= args.warmup <= 30 or not 1 <= args.repeat <= 9:
+        p.error("--duration 1..120, --warmup 0..30, --repeat 1..9")
+    args.server_core = args.server_core or None
+    args.wrk_core = args.wrk_core or None
+    if not shutil.which(args.wrk):
+        p.error(f"wrk not found ({args.wrk})")
+
+    servers = find_servers(args.build, args.servers)
+    if not servers and args.no_nginx:
+        p.error("nothing to measure")
+    scenarios = [SCENARIOS[s] for s in args.scenarios]
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="pools_http_bench_") as tmp_name:
+        tmp = Path(tmp_name)
+        subjects = []
+        if not args.no_nginx:
+            if not (shutil.which(args.nginx) or Path(args.nginx).exists()):
+                p.error(f"nginx not found ({args.nginx}); pass --no-nginx to go without")
+            subjects.append(Nginx(args.nginx, args.server_core, tmp))
+        subjects += [Pools(n, exe, args.server_core, tmp) for n, exe in servers.items()]
+        for sc in scenarios:
+            for subject in subjects:
+                if isinstance(subject, Nginx) and sc.name == "sleep" and not subject.echo_module.exists():
+                    log("nginx: no echo module, skipping the sleep scenario for it")
+                    continue
+                log(f"{sc.name}: {subject.name}")
+                try:
+                    results.append(measure(args, subject, sc))
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    log(f"{sc.name}: {subject.name} failed: {e}")
+                    results.append(Result(subject.name, sc.name, note=f"failed: {e}"))
+
+    for r in results:
+        if r.scenario == "sleep":
+            r.ratio = r.requests_per_s / (SCENARIOS["sleep"].connections / (SLEEP_MS / 1000))
+        else:
+            ref = next((x for x in results if x.server == "nginx" and x.scenario == r.scenario), None)
+            r.ratio = r.requests_per_s / ref.requests_per_s if ref and ref.requests_per_s else None
+
+    table = markdown(results, scenarios)
+    print(table)
+    args.out.mkdir(parents=True, exist_ok=True)
+    meta = {"duration_s": args.duration, "warmup_s": args.warmup, "repeat": args.repeat,
+            "server_core": args.server_core, "wrk_core": args.wrk_core, "cpus": os.cpu_count(),
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": " ".join(sys.argv)}
+    (args.out / "http.json").write_text(json.dumps({"meta": meta, "results": [asdict(r) for r in results]}, indent=2))
+    (args.out / "http.md").write_text(table + "\n")
+    log(f"wrote {args.out / 'http.json'} and {args.out / 'http.md'}")
+    return 0 if all(not r.note for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

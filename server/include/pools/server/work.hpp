@@ -1,0 +1,20 @@
+// pools/server/work.hpp — the serial pieces of the jobs, shared so that every driver does the same
+// work and only the parallel structure differs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace pools::server {
+
+/// Spins on the calling thread until `d` has passed: /busy's CPU-bound wait. It never sleeps or
+/// yields, so it holds its worker exactly as a CPU-bound handler would.
+void busy_wait(std::chrono::nanoseconds d) noexcept;
+
+/// fib(n) by the naive recursion, serially: the base case a driver's fork-join may cut off to.
+std::uint64_t fib_serial(std::uint64_t n) noexcept;
+
+/// fib(n) by iteration (n <= 93): what the core checks a driver's answer against.
+std::uint64_t fib_expected(std::uint64_t n) noexcept;
+
+}  // namespace pools::server

@@ -1,0 +1,36 @@
+#include <pools/server/log.hpp>
+#include <pools/server/main.hpp>
+
+#include <csignal>
+#include <exception>
+#include <string>
+
+namespace pools::server {
+
+int run(const program& prog, int argc, char** argv, const std::function<void(app&)>& serve) {
+  auto parsed = parse_command_line(prog, argc, argv);
+  if (const int* code = std::get_if<int>(&parsed)) return *code;
+  auto& opts = std::get<options>(parsed);
+  set_log_name("server_" + std::string(prog.name));
+  // A peer that disappears must cost one failed write (EPIPE), not the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    app a(std::move(opts), std::string(prog.name), prog.every_request_is_a_job);
+    const auto& o = a.opts();
+    log_info(
+        "{} threads{}, root {}, max body {} B, max {} connections, timeouts idle {} ms / header {} ms / "
+        "shutdown {} ms",
+        o.threads, o.strategy.empty() ? "" : ", strategy " + o.strategy,
+        o.root.empty() ? "(none)" : o.root.string(), o.max_body, o.max_connections, o.idle_timeout.count(),
+        o.header_timeout.count(), o.shutdown_timeout.count());
+    serve(a);
+    const auto& c = a.counters();
+    log_info("stopped after {} requests on {} connections", c.requests.load(), c.accepted.load());
+    return 0;
+  } catch (const std::exception& e) {
+    log_error("{}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace pools::server

@@ -1,0 +1,138 @@
+#include "router.hpp"
+
+#include <pools/server/app.hpp>
+#include <pools/server/work.hpp>
+
+#include <fmt/format.h>
+
+#include "uri.hpp"
+
+namespace pools::server::detail {
+
+namespace {
+
+constexpr std::string_view allow_get = "Allow: GET, HEAD\r\n";
+constexpr std::string_view allow_post = "Allow: POST\r\n";
+
+response text(std::string_view body, std::string_view type) {
+  response r;
+  r.content_type = type;
+  r.static_body = body;
+  return r;
+}
+
+response json(std::string body) {
+  response r;
+  r.content_type = "application/json";
+  r.body = std::move(body);
+  return r;
+}
+
+response method_not_allowed(std::string_view allow) {
+  response r = error_response(405);
+  r.extra_headers = allow;
+  return r;
+}
+
+/// ?key=value as a number in [0, max]: the number, or a 400 response explaining the problem.
+struct number_or_error {
+  std::optional<std::uint64_t> value;
+  std::optional<response> error;
+};
+number_or_error query_number(std::string_view query, std::string_view key, std::uint64_t max, bool required) {
+  const auto raw = query_value(query, key);
+  if (!raw) {
+    if (required) return {std::nullopt, error_response(400, fmt::format("missing ?{}=", key))};
+    return {};
+  }
+  const auto number = *raw ? parse_uint(**raw, max) : std::nullopt;
+  if (!number)
+    return {std::nullopt, error_response(400, fmt::format("{} must be an integer in 0..{}", key, max))};
+  return {number, std::nullopt};
+}
+
+routed job_route(job::kind kind, std::uint64_t arg) {
+  routed out;
+  out.work = job{kind, arg, 0};
+  return out;
+}
+
+}  // namespace
+
+routed route(const app& app, request& req, std::minstd_rand& rng) {
+  if (req.verb == method::other) return {error_response(501, req.method_name), std::nullopt};
+  const auto parts = split(req.target);
+  if (!parts) return {error_response(400, "request-target must be a path"), std::nullopt};
+  // Most paths have no escape: a plain copy then (Beast admits no control byte in a target).
+  const auto path = parts->path.find('%') == std::string_view::npos ? std::optional<std::string>(parts->path)
+                                                                    : percent_decode(parts->path);
+  if (!path) return {error_response(400, "bad percent-encoding"), std::nullopt};
+  const bool get = req.verb == method::get || req.verb == method::head;
+
+  if (*path == "/echo") {
+    if (req.verb != method::post) return {method_not_allowed(allow_post), std::nullopt};
+    response r;
+    r.content_type = "application/octet-stream";
+    r.owned_content_type = std::move(req.content_type);  // echoed, when the request had one
+    r.body = std::move(req.body);
+    return {std::move(r), std::nullopt};
+  }
+
+  const bool known = *path == "/plaintext" || *path == "/json" || *path == "/" || *path == "/stats" ||
+                     *path == "/fib" || *path == "/busy" || *path == "/sleep" ||
+                     path->starts_with("/static/");
+  if (!known) return {error_response(404), std::nullopt};
+  if (!get) return {method_not_allowed(allow_get), std::nullopt};
+
+  if (*path == "/plaintext") return {text("Hello, World!", "text/plain"), std::nullopt};
+  if (*path == "/json") return {json(R"({"message":"Hello, World!"})"), std::nullopt};
+  if (*path == "/") return {text(index_page(), "text/html; charset=utf-8"), std::nullopt};
+  if (*path == "/stats") return {json(app.stats_json()), std::nullopt};
+  if (*path == "/fib") {
+    auto n = query_number(parts->query, "n", limits::max_fib_n, true);
+    if (n.error) return {std::move(*n.error), std::nullopt};
+    return job_route(job::kind::fib, *n.value);
+  }
+  if (*path == "/busy") {
+    auto ms = query_number(parts->query, "ms", limits::max_busy_ms, false);
+    if (ms.error) return {std::move(*ms.error), std::nullopt};
+    if (!ms.value) {
+      std::uniform_int_distribution<std::uint64_t> pick(limits::busy_default_min_ms,
+                                                        limits::busy_default_max_ms);
+      ms.value = pick(rng);
+    }
+    return job_route(job::kind::busy, *ms.value);
+  }
+  if (*path == "/sleep") {
+    auto ms = query_number(parts->query, "ms", limits::max_sleep_ms, true);
+    if (ms.error) return {std::move(*ms.error), std::nullopt};
+    return job_route(job::kind::sleep, *ms.value);
+  }
+  // /static/<relative>
+  const std::string_view relative = std::string_view(*path).substr(std::string_view("/static/").size());
+  auto file = open_static(app.opts().root, relative);
+  if (!file) return {error_response(404), std::nullopt};
+  response r;
+  r.content_type = content_type_for(relative);
+  r.file = std::move(*file);
+  return {std::move(r), std::nullopt};
+}
+
+response job_response(job::kind kind, std::uint64_t arg, std::uint64_t value) {
+  switch (kind) {
+    case job::kind::fib:
+      if (value != fib_expected(arg))
+        return error_response(
+            500, fmt::format("fib({}) computed as {}, expected {}", arg, value, fib_expected(arg)));
+      return json(fmt::format(R"({{"n":{},"fib":{}}})", arg, value));
+    case job::kind::busy:
+      return json(fmt::format(R"({{"busy_ms":{}}})", arg));
+    case job::kind::sleep:
+      return json(fmt::format(R"({{"slept_ms":{}}})", arg));
+    case job::kind::respond:
+      break;
+  }
+  return error_response(500, "job_response for a respond job");
+}
+
+}  // namespace pools::server::detail

@@ -1,0 +1,618 @@
+// End-to-end tests of one server_<name> executable, whatever its driver: a real process on an
+// ephemeral port, real sockets, a Beast client (and curl where installed). Every test case starts
+// its own server and checks that it exits 0 on SIGTERM, so a crash, a sanitizer report or a hang
+// in any driver fails the case that caused it.
+#include <doctest/doctest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "client.hpp"
+#include "server_process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using namespace std::chrono_literals;
+using e2e::client;
+using e2e::fetch;
+using e2e::get;
+
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / fmt::format("pools_e2e_{}_{}", ::getpid(), rd());
+    fs::create_directories(path);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+};
+
+void write_file(const fs::path& p, std::string_view content) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  REQUIRE(out.good());
+}
+
+/// Byte i of a generated file: a prime period, so no piece boundary lines up with it.
+char pattern(std::uint64_t i) {
+  return static_cast<char>('0' + i % 251 % 64);
+}
+
+std::string patterned(std::size_t n) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) s[i] = pattern(i);
+  return s;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A running server with a --root of known files (and one outside it, with symlinks pointing
+/// out). The destructor stops it with SIGTERM and checks the exit code is 0.
+struct fixture {
+  temp_dir tmp;
+  fs::path root = tmp.path / "root";
+  fs::path outside = tmp.path / "outside";
+  std::optional<e2e::server_process> server;
+
+  explicit fixture(std::vector<std::string> extra = {}) {
+    write_file(root / "hello.txt", "hello, file\n");
+    write_file(root / "page.html", "<!DOCTYPE html><p>hi</p>");
+    write_file(root / "style.css", "p { color: red }");
+    write_file(root / "sub" / "data.json", R"({"a":1})");
+    write_file(root / "blob.bin", patterned(100'000));
+    write_file(outside / "secret.txt", "do not serve");
+    fs::create_symlink(outside / "secret.txt", root / "evil.txt");
+    fs::create_directory_symlink(outside, root / "evil_dir");
+    std::vector<std::string> args{"--threads", "2", "--root", root.string(), "--max-body", "4194304"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server.emplace(args, tmp.path);
+  }
+  ~fixture() {
+    if (server && server->running()) {
+      const int code = server->stop();
+      CHECK_MESSAGE(code == 0, "the server's exit code on SIGTERM was ", code, "; its stderr:\n",
+                    server->stderr_text());
+    }
+  }
+  unsigned short port() const { return server->port(); }
+
+  nlohmann::json stats() const {
+    const auto r = fetch(port(), get("/stats"));
+    REQUIRE(r.status == 200);
+    return nlohmann::json::parse(r.body);
+  }
+};
+
+std::string chunked(std::string_view body, std::size_t piece) {
+  std::string out;
+  for (std::size_t i = 0; i < body.size(); i += piece) {
+    const auto part = body.substr(i, piece);
+    out += fmt::format("{:x}\r\n", part.size());
+    out.append(part).append("\r\n");
+  }
+  return out + "0\r\n\r\n";
+}
+
+std::string post(std::string_view target, std::string_view body, std::string_view extra = {}) {
+  return fmt::format("POST {} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n{}\r\n", target,
+                     body.size(), extra) +
+         std::string(body);
+}
+
+template <class F>
+std::chrono::milliseconds timed(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: every endpoint") {
+  fixture f;
+  const auto port = f.port();
+
+  auto r = fetch(port, get("/plaintext"));
+  CHECK(r.status == 200);
+  CHECK(r.body == "Hello, World!");
+  CHECK(r.header("content-type") == "text/plain");
+  CHECK(r.header("server") == "pools");
+  CHECK_FALSE(r.header("date").empty());
+
+  r = fetch(port, get("/json"));
+  CHECK(r.header("content-type") == "application/json");
+  CHECK(nlohmann::json::parse(r.body) == nlohmann::json{{"message", "Hello, World!"}});
+
+  r = fetch(port, get("/"));
+  CHECK(r.header("content-type") == "text/html; charset=utf-8");
+  CHECK(r.body.starts_with("<!DOCTYPE html>"));
+  CHECK(r.body.size() >= 3500);
+
+  r = fetch(port, get("/fib?n=20"));
+  CHECK(r.status == 200);
+  CHECK(r.body == R"({"n":20,"fib":6765})");
+  CHECK(fetch(port, get("/fib?n=1")).body == R"({"n":1,"fib":1})");
+
+  CHECK(timed([&] { CHECK(fetch(port, get("/busy?ms=5")).body == R"({"busy_ms":5})"); }) >= 5ms);
+  CHECK(timed([&] { CHECK(fetch(port, get("/busy")).status == 200); }) >= 10ms);
+  CHECK(timed([&] { CHECK(fetch(port, get("/sleep?ms=50")).body == R"({"slept_ms":50})"); }) >= 50ms);
+
+  std::string body(100'000, '\0');
+  std::mt19937 rng(7);
+  for (auto& c : body) c = static_cast<char>(rng());
+  r = fetch(port, post("/echo", body, "Content-Type: application/x-test\r\n"));
+  CHECK(r.status == 200);
+  CHECK(r.body == body);
+  CHECK(r.header("content-type") == "application/x-test");
+  r = fetch(port, "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                      chunked(body, 4000));
+  CHECK(r.body == body);
+
+  {
+    client c(port);
+    r = c.exchange("HEAD /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", /*head=*/true);
+    CHECK(r.status == 200);
+    CHECK(r.header("content-length") == "13");
+    CHECK(r.body.empty());
+    r = c.exchange("HEAD /static/hello.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", true);
+    CHECK(r.header("content-length") == "12");
+    CHECK(c.exchange(get("/plaintext")).body == "Hello, World!");  // still in step after HEADs
+  }
+
+  struct file_case {
+    std::string target, type, body;
+  };
+  for (const auto& fc : std::vector<file_case>{
+           {"/static/hello.txt", "text/plain; charset=utf-8", "hello, file\n"},
+           {"/static/page.html", "text/html; charset=utf-8", "<!DOCTYPE html><p>hi</p>"},
+           {"/static/style.css", "text/css; charset=utf-8", "p { color: red }"},
+           {"/static/sub/data.json", "application/json", R"({"a":1})"},
+           {"/static/blob.bin", "application/octet-stream", patterned(100'000)},
+       }) {
+    CAPTURE(fc.target);
+    r = fetch(port, get(fc.target));
+    CHECK(r.status == 200);
+    CHECK(r.header("content-type") == fc.type);
+    CHECK(r.body == fc.body);
+  }
+
+  const auto s = f.stats();
+  CHECK(s["variant"].is_string());
+  CHECK(s["threads"] == 2);
+  CHECK(s["connections"]["open"].get<int>() >= 1);
+  CHECK(s["connections"]["accepted"].get<int>() >= 15);
+  CHECK(s["requests"]["total"].get<int>() >= 15);
+  CHECK(s["jobs"]["started"].get<int>() >= 5);
+  CHECK(s["pool"].is_object());
+}
+
+TEST_CASE("e2e: a 100 MiB static file is streamed, never held in memory") {
+  fixture f;
+  constexpr std::size_t size = 100u << 20;
+  {
+    std::ofstream out(f.root / "big.bin", std::ios::binary);
+    std::string block(1 << 20, '\0');
+    for (std::size_t off = 0; off < size; off += block.size()) {
+      for (std::size_t i = 0; i < block.size(); ++i) block[i] = pattern(off + i);
+      out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    }
+    REQUIRE(out.good());
+  }
+  const long before = f.server->peak_rss_kib();
+  client c(f.port());
+  c.send(get("/static/big.bin"));
+  const auto r = c.read(false, size + 1);
+  REQUIRE(r.status == 200);
+  CHECK(r.header("content-length") == std::to_string(size));
+  REQUIRE(r.body.size() == size);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < size; ++i) wrong += r.body[i] != pattern(i);
+  CHECK(wrong == 0);
+  const long after = f.server->peak_rss_kib();
+  CHECK_MESSAGE(after - before < 32 * 1024, "the server's peak RSS grew by ", after - before, " KiB");
+  CHECK(c.exchange(get("/plaintext")).status == 200);
+}
+
+TEST_CASE("e2e: every error status, and the server keeps serving") {
+  fixture f;
+  struct error_case {
+    std::string name, request;
+    int status;
+    bool closes;  // the stream is unusable after it: answered, then closed
+  };
+  const std::string long_uri = "/plaintext?x=" + std::string(9000, 'u');
+  std::string big_header;
+  for (int i = 0; i < 100; ++i) big_header += fmt::format("X-H{}: {}\r\n", i, std::string(90, 'h'));
+  const auto outside = f.outside.filename().string();
+  const std::vector<error_case> cases{
+      {"garbage", "GARBAGE\r\n\r\n", 400, true},
+      {"1.1 without Host", "GET /plaintext HTTP/1.1\r\n\r\n", 400, true},
+      {"bad version", "GET /plaintext HTTP/3.0\r\nHost: x\r\n\r\n", 400, true},
+      {"header section > 8 KiB", get("/plaintext", big_header), 431, true},
+      {"URI > 8 KiB", get(long_uri), 414, true},
+      {"body > --max-body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n", 413, true},
+      {"chunk > --max-body", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n500000\r\n",
+       413, true},
+      {"Content-Length and Transfer-Encoding",
+       "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       400, true},
+      {"conflicting Content-Length",
+       "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400, true},
+      {"Transfer-Encoding gzip",
+       "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n" + get("/json"), 400, true},
+      {"bad chunk", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400, true},
+      {"unknown method", "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", 501, false},
+      {"unsupported method", "PUT /plaintext HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx", 501, false},
+      {"unknown path", get("/nope"), 404, false},
+      {"wrong method", get("/echo"), 405, false},
+      {"dot-dot", get("/static/../" + outside + "/secret.txt"), 404, false},
+      {"encoded dot-dot", get("/static/%2e%2e/" + outside + "/secret.txt"), 404, false},
+      {"encoded dot-dot slash", get("/static/%2E%2E%2F" + outside + "%2Fsecret.txt"), 404, false},
+      {"absolute", get("/static//etc/passwd"), 404, false},
+      {"absolute, encoded", get("/static/%2Fetc%2Fpasswd"), 404, false},
+      {"symlink out", get("/static/evil.txt"), 404, false},
+      {"symlinked dir out", get("/static/evil_dir/secret.txt"), 404, false},
+      {"directory", get("/static/sub"), 404, false},
+      {"fib n=-1", get("/fib?n=-1"), 400, false},
+      {"fib n=abc", get("/fib?n=abc"), 400, false},
+      {"fib huge n", get("/fib?n=100000000000000000000000"), 400, false},
+      {"fib n=36", get("/fib?n=36"), 400, false},
+      {"busy ms=-1", get("/busy?ms=-1"), 400, false},
+      {"sleep ms=x", get("/sleep?ms=x"), 400, false},
+      {"bad escape", get("/%zz"), 400, false},
+  };
+  for (const auto& ec : cases) {
+    CAPTURE(ec.name);
+    client c(f.port());
+    c.send(ec.request);
+    const auto r = c.read();
+    CHECK(r.status == ec.status);
+    if (ec.closes) {
+      CHECK_FALSE(r.keep_alive);
+      CHECK(c.closed_by_server(e2e::io_timeout()));
+    } else {
+      CHECK(c.exchange(get("/plaintext")).body == "Hello, World!");
+    }
+  }
+  CHECK(fetch(f.port(), get("/plaintext")).status == 200);
+  const auto s = f.stats();
+  CHECK(s["requests"]["status_4xx"].get<std::size_t>() + s["requests"]["status_5xx"].get<std::size_t>() >=
+        cases.size());
+}
+
+TEST_CASE("e2e: keep-alive and pipelining, responses in order") {
+  fixture f;
+  client c(f.port());
+  for (int i = 0; i < 200; ++i) {
+    const auto r = c.exchange(get(i % 2 ? "/plaintext" : "/json"));
+    REQUIRE(r.status == 200);
+    CHECK(r.keep_alive);
+  }
+  // 16 deep, with jobs of different lengths in between: the order must still be the request order.
+  std::string burst;
+  std::vector<std::pair<bool, std::string>> expect;  // (HEAD?, body)
+  for (int i = 0; i < 2; ++i) {
+    burst += get("/sleep?ms=30");
+    expect.emplace_back(false, R"({"slept_ms":30})");
+    burst += get("/plaintext");
+    expect.emplace_back(false, "Hello, World!");
+    burst += get("/fib?n=15");
+    expect.emplace_back(false, R"({"n":15,"fib":610})");
+    burst += "HEAD /json HTTP/1.1\r\nHost: x\r\n\r\n";
+    expect.emplace_back(true, "");
+    burst += get("/busy?ms=3");
+    expect.emplace_back(false, R"({"busy_ms":3})");
+    burst += post("/echo", "pipelined-" + std::to_string(i));
+    expect.emplace_back(false, "pipelined-" + std::to_string(i));
+    burst += get("/sleep?ms=1");
+    expect.emplace_back(false, R"({"slept_ms":1})");
+    burst += get("/static/hello.txt");
+    expect.emplace_back(false, "hello, file\n");
+  }
+  REQUIRE(expect.size() == 16);
+  c.send(burst);
+  for (const auto& [head, body] : expect) {
+    const auto r = c.read(head);
+    CHECK(r.status == 200);
+    CHECK(r.body == body);
+  }
+  // Deeper than the server's pipeline limit, sent at once.
+  burst.clear();
+  for (int i = 0; i < 300; ++i) burst += get("/plaintext?i=" + std::to_string(i));
+  c.send(burst);
+  for (int i = 0; i < 300; ++i) REQUIRE(c.read().body == "Hello, World!");
+}
+
+TEST_CASE("e2e: HTTP/1.0 and Connection: close") {
+  fixture f;
+  {
+    client c(f.port());
+    const auto r = c.exchange("GET /plaintext HTTP/1.0\r\n\r\n");
+    CHECK(r.status == 200);
+    CHECK_FALSE(r.keep_alive);
+    CHECK(c.closed_by_server(e2e::io_timeout()));
+  }
+  {
+    client c(f.port());
+    auto r = c.exchange("GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    CHECK(r.header("connection") == "keep-alive");
+    r = c.exchange("GET /json HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    CHECK(r.status == 200);
+  }
+  {
+    client c(f.port());
+    const auto r = c.exchange(get("/plaintext", "Connection: close\r\n"));
+    CHECK(r.header("connection") == "close");
+    CHECK(c.closed_by_server(e2e::io_timeout()));
+  }
+}
+
+TEST_CASE("e2e: 1,000 concurrent connections") {
+  fixture f;
+  constexpr std::size_t n = 1000;
+  asio::io_context io;
+  struct conn {
+    explicit conn(asio::io_context& io) : socket(io) {}
+    tcp::socket socket;
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+  };
+  std::vector<std::unique_ptr<conn>> conns;
+  const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), f.port());
+  std::size_t connected = 0, answered = 0, failed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    conns.push_back(std::make_unique<conn>(io));
+    conns.back()->socket.async_connect(ep, [&](error_code ec) { ec ? ++failed : ++connected; });
+  }
+  asio::steady_timer guard(io, std::chrono::seconds(60) * e2e::slowdown());
+  guard.async_wait([&](error_code ec) {
+    if (!ec) io.stop();
+  });
+  while (connected + failed < n && !io.stopped()) io.run_one();
+  REQUIRE(failed == 0);
+  REQUIRE(connected == n);
+  // All 1,000 are open at once, as the server sees it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20) * e2e::slowdown();
+  std::uint64_t open = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    open = f.stats()["connections"]["open"].get<std::uint64_t>();
+    if (open >= n + 1) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(open >= n + 1);
+  const std::string req = get("/plaintext");
+  for (auto& c : conns) {
+    asio::async_write(c->socket, asio::buffer(req), [&, c = c.get()](error_code ec, std::size_t) {
+      if (ec) return void(++failed);
+      http::async_read(c->socket, c->buffer, c->res, [&, c](error_code e, std::size_t) {
+        (e || c->res.body() != "Hello, World!") ? ++failed : ++answered;
+      });
+    });
+  }
+  while (answered + failed < n && !io.stopped()) io.run_one();
+  CHECK(failed == 0);
+  CHECK(answered == n);
+}
+
+TEST_CASE("e2e: idle and slow-header timeouts") {
+  fixture f({"--idle-timeout-ms", "400", "--header-timeout-ms", "300"});
+  {
+    client c(f.port());
+    CHECK(c.exchange(get("/plaintext")).status == 200);
+    const auto waited = timed([&] { CHECK(c.closed_by_server(e2e::io_timeout())); });
+    CHECK(waited >= 250ms);  // idle: closed without a response
+  }
+  {
+    client c(f.port());
+    const auto waited = timed([&] {
+      c.send("GET /plaintext HTTP/1.1\r\n");
+      std::this_thread::sleep_for(120ms);
+      c.send("Host: x\r\n");  // trickling bytes do not extend the header deadline
+      std::this_thread::sleep_for(120ms);
+      c.send("X-Slow: 1\r\n");
+      const auto r = c.read();
+      CHECK(r.status == 408);
+      CHECK_FALSE(r.keep_alive);
+      CHECK(c.closed_by_server(e2e::io_timeout()));
+    });
+    CHECK(waited >= 250ms);
+  }
+  CHECK(f.stats()["connections"]["timeouts"].get<int>() >= 2);
+}
+
+TEST_CASE("e2e: the connection cap refuses politely") {
+  fixture f({"--max-connections", "3"});
+  std::vector<std::unique_ptr<client>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<client>(f.port()));
+    REQUIRE(held.back()->exchange(get("/plaintext")).status == 200);
+  }
+  {
+    client over(f.port());
+    const auto r = over.exchange(get("/plaintext"));
+    CHECK(r.status == 503);
+    CHECK(r.header("retry-after") == "1");
+    CHECK_FALSE(r.keep_alive);
+    CHECK(over.closed_by_server(e2e::io_timeout()));
+  }
+  held.pop_back();  // frees a place once the server sees the close
+  const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    status = fetch(f.port(), get("/plaintext")).status;
+    if (status == 200) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(status == 200);
+  CHECK(held[0]->exchange(get("/json")).status == 200);  // the held ones were never disturbed
+}
+
+TEST_CASE("e2e: SIGTERM finishes the requests in flight, closes idle connections, exits 0") {
+  fixture f;
+  constexpr int busy_clients = 6;
+  std::vector<std::unique_ptr<client>> clients;
+  for (int i = 0; i < busy_clients; ++i) {
+    clients.push_back(std::make_unique<client>(f.port()));
+    clients.back()->send(get("/sleep?ms=600"));
+  }
+  client idle(f.port());
+  CHECK(idle.exchange(get("/plaintext")).status == 200);
+  // Every /sleep has been parsed (in flight: the six and this /stats request).
+  const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
+  std::uint64_t in_flight = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    in_flight = f.stats()["requests"]["in_flight"].get<std::uint64_t>();
+    if (in_flight >= busy_clients + 1) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(in_flight >= busy_clients + 1);
+
+  f.server->signal(SIGTERM);
+  CHECK(idle.closed_by_server(e2e::io_timeout()));  // idle connections go at once
+  // No new connections: refused, or closed without an answer.
+  {
+    asio::io_context io;
+    tcp::socket s(io);
+    error_code ec;
+    s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), f.port()), ec);
+    if (!ec) {
+      const std::string req = get("/plaintext");
+      asio::write(s, asio::buffer(req), ec);
+      char byte;
+      s.read_some(asio::buffer(&byte, 1), ec);
+      CHECK(ec);  // EOF or reset: no response
+    }
+  }
+  for (auto& c : clients) {
+    const auto r = c->read();
+    CHECK(r.status == 200);
+    CHECK(r.body == R"({"slept_ms":600})");
+    CHECK_FALSE(r.keep_alive);  // answered during shutdown: told not to come back
+    CHECK(c->closed_by_server(e2e::io_timeout()));
+  }
+  const auto code = f.server->wait_exit(std::chrono::seconds(15) * e2e::slowdown());
+  REQUIRE(code.has_value());
+  CHECK_MESSAGE(*code == 0, "stderr:\n", f.server->stderr_text());
+}
+
+TEST_CASE("e2e: SIGINT stops an idle server with exit code 0") {
+  fixture f;
+  CHECK(fetch(f.port(), get("/plaintext")).status == 200);
+  f.server->signal(SIGINT);
+  const auto code = f.server->wait_exit(std::chrono::seconds(10) * e2e::slowdown());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+}
+
+TEST_CASE("e2e: command line") {
+  temp_dir tmp;
+  auto r = e2e::run_server_command({"--help"}, tmp.path);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("--max-body") != std::string::npos);
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--port", "99999"},
+                                                               {"--threads", "0"},
+                                                               {"--root", "/nonexistent/dir"},
+                                                               {"--bogus"},
+                                                               {"--port", "-1"}}) {
+    CAPTURE(bad[0]);
+    r = e2e::run_server_command(bad, tmp.path);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("error:") != std::string::npos);
+  }
+}
+
+namespace {
+std::optional<std::string> find_curl() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (::access((dir + "/curl").c_str(), X_OK) == 0) return dir + "/curl";
+  return std::nullopt;
+}
+
+/// Runs curl with `args`; returns what -w printed (the body goes to `out_file`).
+std::string curl(const std::string& exe, const std::string& args, const fs::path& out_file) {
+  const auto cmd = fmt::format("{} -sS --max-time {} -o '{}' -w '%{{http_code}} %{{content_type}}' {}", exe,
+                               20 * e2e::slowdown(), out_file.string(), args);
+  std::string printed;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p)) printed += buf;
+  CHECK(::pclose(p) == 0);
+  return printed;
+}
+}  // namespace
+
+TEST_CASE("e2e: curl, where installed") {
+  const auto exe = find_curl();
+  if (!exe) {
+    MESSAGE("curl is not installed: skipping the curl checks (the Beast client covered the same ground)");
+    return;
+  }
+  fixture f;
+  const auto url = fmt::format("http://127.0.0.1:{}", f.port());
+  const auto out = f.tmp.path / "curl.out";
+
+  CHECK(curl(*exe, url + "/plaintext", out) == "200 text/plain");
+  CHECK(read_file(out) == "Hello, World!");
+  CHECK(curl(*exe, "--http1.0 " + url + "/json", out) == "200 application/json");
+  CHECK(curl(*exe, url + "/static/blob.bin", out) == "200 application/octet-stream");
+  CHECK(read_file(out) == patterned(100'000));
+  CHECK(curl(*exe, "-I " + url + "/static/hello.txt", out).starts_with("200 text/plain"));
+  CHECK(curl(*exe, "'" + url + "/fib?n=abc'", out).starts_with("400"));
+
+  // 2 MiB upload: curl sends Expect: 100-continue and would wait a second for the 100.
+  const auto upload = f.tmp.path / "upload.bin";
+  write_file(upload, patterned(2u << 20));
+  const auto took = timed([&] {
+    CHECK(curl(*exe,
+               "--data-binary @" + upload.string() + " -H 'Content-Type: application/x-up' " + url + "/echo",
+               out) == "200 application/x-up");
+  });
+  CHECK(read_file(out) == patterned(2u << 20));
+  CHECK(took < std::chrono::milliseconds(900) * e2e::slowdown());
+  CHECK(curl(*exe,
+             "-H 'Transfer-Encoding: chunked' -H 'Content-Type: text/plain' --data-binary @" +
+                 upload.string() + " " + url + "/echo",
+             out) == "200 text/plain");
+  CHECK(read_file(out) == patterned(2u << 20));
+}

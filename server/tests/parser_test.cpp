@@ -1,0 +1,203 @@
+// Request parsing and the limits: every status the protocol layer gives, fed as bytes.
+#include <doctest/doctest.h>
+
+#include <pools/server/options.hpp>
+
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using test::answers;
+using test::get;
+namespace srv = pools::server;
+
+namespace {
+srv::app make_app(std::uint64_t max_body = 1 << 20) {
+  auto o = test::options();
+  o.max_body = max_body;
+  return srv::app(o, "test");
+}
+
+/// The one response to `input`, which must also close the connection (the stream is unusable).
+test::response rejected(srv::app& app, const std::string& input, std::size_t step = std::string::npos) {
+  test::driver d(app);
+  d.send(input, step);
+  if (d.last == srv::action::read) d.eof();  // lingering: the client goes away
+  CHECK(d.closed);
+  const auto rs = d.responses();
+  REQUIRE(rs.size() == 1);
+  CHECK_FALSE(rs[0].keep_alive);
+  return rs[0];
+}
+}  // namespace
+
+TEST_CASE("parser: a request in one piece, byte by byte, and after empty lines") {
+  auto app = make_app();
+  for (const std::size_t step : {std::string::npos, std::size_t{1}, std::size_t{7}}) {
+    CAPTURE(step);
+    const auto rs = answers(app, "\r\n" + get("/plaintext"), step);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 200);
+    CHECK(rs[0].body == "Hello, World!");
+  }
+}
+
+TEST_CASE("parser: malformed requests are 400 and close the connection") {
+  auto app = make_app();
+  for (const std::string& bad : std::vector<std::string>{
+           std::string("GARBAGE\r\n\r\n"),
+           std::string("GET /plaintext HTTP/1.1 extra\r\nHost: t\r\n\r\n"),
+           std::string("GET /plaintext HTTP/2.0\r\nHost: t\r\n\r\n"),
+           std::string("GET /plaintext HTTP/1.1\r\nHost t\r\n\r\n"),    // no colon
+           std::string("GET /plaintext HTTP/1.1\r\nHo st: t\r\n\r\n"),  // space in a name
+           std::string("GET /plaintext HTTP/1.1\r\n\r\n"),              // 1.1 without Host
+           std::string("GET /plaintext HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
+           std::string("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n"),
+           std::string("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1x\r\n\r\nab"),
+           std::string("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+       }) {
+    CAPTURE(bad);
+    const auto r = rejected(app, bad);
+    CHECK(r.status == 400);
+  }
+}
+
+TEST_CASE("parser: bad paths and percent-encoding answer 400 but keep the connection when framing is fine") {
+  auto app = make_app();
+  test::driver d(app);
+  d.send(get("/%zz") + get("/a%00b") + "GET plaintext HTTP/1.1\r\nHost: t\r\n\r\n" + get("/plaintext"));
+  const auto rs = d.responses();
+  REQUIRE(rs.size() == 4);
+  CHECK(rs[0].status == 400);
+  CHECK(rs[1].status == 400);
+  CHECK(rs[2].status == 400);
+  CHECK(rs[3].status == 200);
+  CHECK_FALSE(d.closed);
+}
+
+TEST_CASE("parser: HTTP/1.0 needs no Host") {
+  auto app = make_app();
+  const auto rs = answers(app, "GET /plaintext HTTP/1.0\r\n\r\n");
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].status == 200);
+}
+
+TEST_CASE("parser: a request-target over 8 KiB is 414, at 8 KiB it is fine") {
+  auto app = make_app();
+  const std::string at_limit = "/plaintext?pad=" + std::string(srv::limits::max_target - 15, 'a');
+  REQUIRE(at_limit.size() == srv::limits::max_target);
+  auto rs = answers(app, get(at_limit));
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].status == 200);
+
+  for (const std::size_t extra : {std::size_t{1}, std::size_t{100}, std::size_t{30000}}) {
+    for (const std::size_t step : {std::string::npos, std::size_t{1000}}) {
+      CAPTURE(extra);
+      CAPTURE(step);
+      const auto r = rejected(app, get(at_limit + std::string(extra, 'b')), step);
+      CHECK(r.status == 414);
+    }
+  }
+}
+
+TEST_CASE("parser: a header section over 8 KiB is 431, just under it is fine") {
+  auto app = make_app();
+  // "Host: t\r\n" counts 1+4+4 = 9 bytes here; one X-Pad field fills the rest.
+  const auto pad = [](std::size_t total) {
+    return "X-Pad: " + std::string(total - 9 - (5 + 4), 'p') + "\r\n";  // name 5, value, ": " + CRLF
+  };
+  auto rs = answers(app, get("/plaintext", pad(srv::limits::max_header_fields)));
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].status == 200);
+
+  for (const std::size_t step : {std::string::npos, std::size_t{512}}) {
+    CAPTURE(step);
+    CHECK(rejected(app, get("/plaintext", pad(srv::limits::max_header_fields + 1)), step).status == 431);
+    // Far over the limit: Beast's own header limit trips first; still 431, not 414.
+    std::string many;
+    for (int i = 0; i < 400; ++i)
+      many += "X-Field-" + std::to_string(i) + ": " + std::string(40, 'v') + "\r\n";
+    CHECK(rejected(app, get("/plaintext", many), step).status == 431);
+  }
+}
+
+TEST_CASE("parser: a body over --max-body is 413, by Content-Length or by chunks") {
+  auto app = make_app(100);
+  // Content-Length says too much: answered before the body is read.
+  CHECK(rejected(app, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\n").status == 413);
+  CHECK(rejected(app, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999999\r\n\r\n").status ==
+        413);
+  const std::string chunks =
+      "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "32\r\n" +
+      std::string(50, 'a') + "\r\n" + "33\r\n" + std::string(51, 'b') + "\r\n0\r\n\r\n";
+  CHECK(rejected(app, chunks).status == 413);
+  // At the limit it is accepted.
+  const auto rs =
+      answers(app, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x'));
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].status == 200);
+  CHECK(rs[0].body == std::string(100, 'x'));
+}
+
+TEST_CASE("parser: ambiguous body framing is 400 (no request smuggling)") {
+  auto app = make_app();
+  const std::string smuggled = get("/plaintext");
+  for (const std::string& bad : std::vector<std::string>{
+           "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: "
+           "chunked\r\n\r\n0\r\n\r\n",
+           "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+           "5\r\n\r\n0\r\n\r\n",
+           "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+           "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5, 6\r\n\r\nhello!",
+           "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n" + smuggled,
+           "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, gzip\r\n\r\n" + smuggled,
+           "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+           "chunked\r\n\r\n0\r\n\r\n",
+       }) {
+    CAPTURE(bad);
+    CHECK(rejected(app, bad + smuggled).status == 400);  // and the request behind it is never answered
+  }
+  // A repeated, identical Content-Length is one length (RFC 9110 8.6): accepted.
+  const auto rs =
+      answers(app, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok");
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].body == "ok");
+}
+
+TEST_CASE("parser: unknown and unsupported methods are 501, and the connection stays usable") {
+  auto app = make_app();
+  test::driver d(app);
+  d.send(
+      "BREW /pot HTTP/1.1\r\nHost: t\r\n\r\n"
+      "PUT /plaintext HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
+      "DELETE /plaintext HTTP/1.1\r\nHost: t\r\n\r\n" +
+      get("/plaintext"));
+  const auto rs = d.responses();
+  REQUIRE(rs.size() == 4);
+  CHECK(rs[0].status == 501);
+  CHECK(rs[1].status == 501);
+  CHECK(rs[2].status == 501);
+  CHECK(rs[3].status == 200);
+  CHECK_FALSE(d.closed);
+}
+
+TEST_CASE("parser: Expect: 100-continue gets an interim 100 before the body is sent") {
+  auto app = make_app();
+  test::driver d(app);
+  d.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  auto rs = d.responses();
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].status == 100);
+  d.send("hello");
+  rs = d.responses();
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[1].status == 200);
+  CHECK(rs[1].body == "hello");
+  // Over the limit: a final 413 instead, never a 100.
+  auto small = make_app(2);
+  const auto r =
+      rejected(small, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  CHECK(r.status == 413);
+}

@@ -1,0 +1,166 @@
+// bench_coroutines — the coroutines variant in its own spelling.
+//
+// Fork/join is written with co_await when_all(...): one coroutine per call (fib, skynet, nqueens),
+// no cutoff, children forked onto the worker's deque for idle workers to steal. Each repetition
+// enters the pool from main with sync_wait. The executor workloads (submit, submit_future, wakeup)
+// go through post(), which is how code outside the pool hands it work; vector_fill splits the
+// range with pools::index_blocks into one task per block and awaits them with when_all. memory
+// keeps n coroutines suspended on one async_event at the same time.
+#include <pools/bench/executor_workloads.hpp>
+#include <pools/bench/harness.hpp>
+#include <pools/bench/problems.hpp>
+#include <pools/coroutines/coroutines.hpp>
+#include <pools/index_blocks.hpp>
+
+#include <fmt/core.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace {
+using namespace pools::bench;
+namespace pc = pools::coroutines;
+
+pc::task<std::uint64_t> fib(int n) {
+  if (n < 2) co_return static_cast<std::uint64_t>(n);
+  auto [a, b] = co_await pc::when_all(fib(n - 1), fib(n - 2));
+  co_return a + b;
+}
+
+pc::task<std::uint64_t> skynet(std::uint64_t first, std::uint64_t size) {
+  if (size == 1) co_return first;
+  const std::uint64_t child = size / skynet_fanout;
+  // Ten children in one when_all, spelled out by an index sequence: a tuple, no allocation.
+  auto parts = co_await [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return pc::when_all(skynet(first + I * child, child)...);
+  }
+  (std::make_index_sequence<skynet_fanout>{});
+  co_return std::apply([](auto... v) { return (v + ...); }, parts);
+}
+
+pc::task<std::uint64_t> nqueens(int n, queens_board board) {
+  if (board.row == n) co_return 1;
+  std::vector<pc::task<std::uint64_t>> children;
+  children.reserve(static_cast<std::size_t>(n));
+  for (int c = 0; c < n; ++c) {
+    if (board.can_place(c)) children.push_back(nqueens(n, board.with(c)));
+  }
+  std::uint64_t sum = 0;
+  for (auto v : co_await pc::when_all(std::move(children))) sum += v;
+  co_return sum;
+}
+
+pc::task<void> matmul(matrix_view c, matrix_view a, matrix_view b) {
+  if (c.n <= matmul_cutoff) {
+    matmul_kernel(c, a, b);
+    co_return;
+  }
+  for (int round = 0; round < 2; ++round) {  // the two rounds write the same quadrants of C
+    co_await pc::when_all(matmul(c.quadrant(0, 0), a.quadrant(0, round), b.quadrant(round, 0)),
+                          matmul(c.quadrant(0, 1), a.quadrant(0, round), b.quadrant(round, 1)),
+                          matmul(c.quadrant(1, 0), a.quadrant(1, round), b.quadrant(round, 0)),
+                          matmul(c.quadrant(1, 1), a.quadrant(1, round), b.quadrant(round, 1)));
+  }
+}
+
+auto make_pool = [](unsigned threads) { return std::make_unique<pc::thread_pool>(threads); };
+
+template <class Body>
+prepare_fn on_pool(Body body) {
+  return [body](const params& p) -> repetition {
+    std::shared_ptr<pc::thread_pool> pool = make_pool(p.threads);
+    return [pool, body, n = p.n](rep_timer& timer, metrics& m) { body(*pool, n, timer, m); };
+  };
+}
+
+// vector_fill's blocks as coroutines: one task per block, joined with when_all.
+struct coroutine_blocks {
+  template <class F>
+  void operator()(pc::thread_pool& pool, std::int64_t first, std::int64_t last, F&& f,
+                  std::size_t blocks) const {
+    auto run = [](pools::index_blocks<std::int64_t> split, F& fn) -> pc::task<void> {
+      std::vector<pc::task<void>> tasks;
+      tasks.reserve(split.count());
+      for (std::size_t k = 0; k < split.count(); ++k) {
+        tasks.push_back([](std::pair<std::int64_t, std::int64_t> range, F& g) -> pc::task<void> {
+          g(range.first, range.second);
+          co_return;
+        }(split[k], fn));
+      }
+      co_await pc::when_all(std::move(tasks));
+    };
+    pc::sync_wait(pool, run(pools::index_blocks<std::int64_t>(first, last, blocks), f));
+  }
+};
+
+// memory: n coroutines suspended on one event at once. Each counts down `suspended` just before
+// its co_await; once all have, RSS is read; then the event is set and every coroutine must finish.
+prepare_fn memory_workload() {
+  return [](const params& p) -> repetition {
+    std::shared_ptr<pc::thread_pool> pool = make_pool(p.threads);
+    return [pool, n = p.n](rep_timer& timer, metrics& out) {
+      pc::async_event go;
+      pc::async_latch suspended(n), finished(n);
+      std::atomic<std::int64_t> resumed{0};
+      auto waiter = [](pc::async_event& e, pc::async_latch& s, pc::async_latch& f,
+                       std::atomic<std::int64_t>& r) -> pc::task<void> {
+        s.count_down();
+        co_await e;
+        r.fetch_add(1, std::memory_order_relaxed);
+        f.count_down();
+      };
+      auto wait_for = [](pc::async_latch& l) -> pc::task<void> { co_await l; };
+      const auto before = current_rss_bytes();
+      timer.start();
+      for (std::int64_t i = 0; i < n; ++i) pool->spawn(waiter(go, suspended, finished, resumed));
+      pc::sync_wait(*pool, wait_for(suspended));
+      timer.stop();
+      const auto after = current_rss_bytes();
+      go.set();
+      pc::sync_wait(*pool, wait_for(finished));
+      if (resumed.load() != n)
+        fail_verification(fmt::format("memory: {} of {} coroutines resumed", resumed.load(), n));
+      out["bytes_per_task"] = static_cast<double>(after - before) / static_cast<double>(n);
+      out["rss_growth_kib"] = static_cast<double>(after - before) / 1024.0;
+    };
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  suite s("coroutines");
+  s.add("fib", on_pool([](pc::thread_pool& pool, std::int64_t n, rep_timer&, metrics&) {
+          check_fib(static_cast<int>(n), pc::sync_wait(pool, fib(static_cast<int>(n))));
+        }));
+  s.add("skynet", on_pool([](pc::thread_pool& pool, std::int64_t n, rep_timer&, metrics&) {
+          const auto leaves = static_cast<std::uint64_t>(n);
+          check_skynet(leaves, pc::sync_wait(pool, skynet(0, leaves)));
+        }));
+  s.add("nqueens", on_pool([](pc::thread_pool& pool, std::int64_t n, rep_timer&, metrics&) {
+          check_nqueens(static_cast<int>(n),
+                        pc::sync_wait(pool, nqueens(static_cast<int>(n), queens_board{})));
+        }));
+  s.add("matmul", [](const params& p) -> repetition {
+    std::shared_ptr<pc::thread_pool> pool = make_pool(p.threads);
+    auto problem = std::make_shared<matmul_problem>(static_cast<std::size_t>(p.n));
+    return [pool, problem](rep_timer& timer, metrics&) {
+      problem->reset();
+      timer.start();
+      pc::sync_wait(*pool, matmul(problem->c(), problem->a(), problem->b()));
+      timer.stop();
+      problem->check();
+    };
+  });
+  s.add("submit", submit_workload(make_pool));
+  s.add("submit_future", submit_future_workload(make_pool));
+  s.add("wakeup", wakeup_workload(make_pool));
+  s.add("vector_fill", vector_fill_workload(make_pool, coroutine_blocks{}));
+  s.add("memory", memory_workload());
+  return s.main(argc, argv);
+}

@@ -1,0 +1,176 @@
+// pools/coroutines/channel.hpp — a bounded multi-producer multi-consumer channel for coroutines.
+//
+//   channel<int> ch(16);
+//   bool sent = co_await ch.send(42);              // suspends while full; false once closed
+//   std::optional<int> v = co_await ch.receive();  // suspends while empty; nullopt once closed and drained
+//   ch.close();                                    // from anywhere: wakes every waiter
+//
+// Semantics (Go's, except that sending on a closed channel returns false instead of panicking):
+// values are delivered in FIFO order; after close() no send succeeds, receivers first drain what
+// is buffered and then get nullopt. A receiver waiting on an empty channel gets a value handed
+// directly by the next sender; a sender waiting on a full channel has its value moved into the
+// buffer by the receiver that makes room.
+//
+// A std::mutex guards the buffer and the two waiter lists. Channels are for pipelines between
+// coroutines, not the fork/join hot path, and a lock makes the hand-offs above easy to check.
+// Waiters are resumed after the lock is released, on their own pool (detail/resumer.hpp).
+#pragma once
+
+#include <pools/coroutines/detail/resumer.hpp>
+
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+namespace pools::coroutines {
+
+template <class T>
+class channel {
+ public:
+  /// Throws std::invalid_argument for a capacity of 0 (an unbuffered rendezvous is not offered).
+  explicit channel(std::size_t capacity) : capacity_(capacity) {
+    if (capacity == 0) throw std::invalid_argument("pools::coroutines::channel: capacity must be at least 1");
+  }
+  channel(const channel&) = delete;
+  channel& operator=(const channel&) = delete;
+
+  class send_awaiter {
+   public:
+    send_awaiter(channel& ch, T value) : ch_(ch), value_(std::move(value)) {}
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      resumer_.capture(h);
+      receive_awaiter* receiver = nullptr;
+      {
+        std::lock_guard lock(ch_.mutex_);
+        if (ch_.closed_) {
+          sent_ = false;
+          return false;
+        }
+        if (ch_.receivers_.head != nullptr) {  // the buffer is empty: hand the value over directly
+          receiver = ch_.receivers_.pop();
+          receiver->value_.emplace(std::move(value_));
+        } else if (ch_.buffer_.size() < ch_.capacity_) {
+          ch_.buffer_.push_back(std::move(value_));
+        } else {
+          ch_.senders_.push(this);  // full: wait for a receiver to make room
+          return true;
+        }
+      }
+      sent_ = true;
+      if (receiver != nullptr) receiver->resumer_.resume();
+      return false;
+    }
+    /// True when the value was delivered or buffered; false when the channel was closed.
+    bool await_resume() const noexcept { return sent_; }
+
+   private:
+    friend class channel;
+    channel& ch_;
+    T value_;
+    bool sent_ = false;
+    send_awaiter* next_ = nullptr;
+    detail::resumer resumer_;
+  };
+
+  class receive_awaiter {
+   public:
+    explicit receive_awaiter(channel& ch) noexcept : ch_(ch) {}
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+      resumer_.capture(h);
+      send_awaiter* sender = nullptr;
+      {
+        std::lock_guard lock(ch_.mutex_);
+        if (!ch_.buffer_.empty()) {
+          value_.emplace(std::move(ch_.buffer_.front()));
+          ch_.buffer_.pop_front();
+          if (ch_.senders_.head != nullptr) {  // room now: the oldest waiting sender's value moves in
+            sender = ch_.senders_.pop();
+            ch_.buffer_.push_back(std::move(sender->value_));
+            sender->sent_ = true;
+          }
+        } else if (!ch_.closed_) {
+          ch_.receivers_.push(this);  // empty: wait for a sender (or close)
+          return true;
+        }  // else closed and drained: value_ stays empty
+      }
+      if (sender != nullptr) sender->resumer_.resume();
+      return false;
+    }
+    /// The next value, or nullopt when the channel is closed and empty.
+    std::optional<T> await_resume() { return std::move(value_); }
+
+   private:
+    friend class channel;
+    channel& ch_;
+    std::optional<T> value_;
+    receive_awaiter* next_ = nullptr;
+    detail::resumer resumer_;
+  };
+
+  send_awaiter send(T value) { return send_awaiter(*this, std::move(value)); }
+  receive_awaiter receive() noexcept { return receive_awaiter(*this); }
+
+  /// Closes the channel: waiting senders get false, waiting receivers nullopt (waiting receivers
+  /// exist only while the buffer is empty). Values already buffered can still be received.
+  void close() {
+    waiter_list<send_awaiter> senders;
+    waiter_list<receive_awaiter> receivers;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+      closed_ = true;
+      senders = std::exchange(senders_, {});
+      receivers = std::exchange(receivers_, {});
+    }
+    while (senders.head != nullptr) senders.pop()->resumer_.resume();      // sent_ is false
+    while (receivers.head != nullptr) receivers.pop()->resumer_.resume();  // value_ is empty
+  }
+
+  bool is_closed() const {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return buffer_.size();
+  }
+  std::size_t capacity() const noexcept { return capacity_; }
+
+ private:
+  // An intrusive FIFO of awaiters, which live in the suspended coroutines' frames.
+  template <class W>
+  struct waiter_list {
+    W* head = nullptr;
+    W* tail = nullptr;
+    void push(W* w) noexcept {
+      w->next_ = nullptr;
+      if (tail != nullptr) {
+        tail->next_ = w;
+      } else {
+        head = w;
+      }
+      tail = w;
+    }
+    W* pop() noexcept {
+      W* w = head;
+      head = w->next_;
+      if (head == nullptr) tail = nullptr;
+      return w;
+    }
+  };
+
+  const std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::deque<T> buffer_;
+  waiter_list<send_awaiter> senders_;
+  waiter_list<receive_awaiter> receivers_;
+  bool closed_ = false;
+};
+
+}  // namespace pools::coroutines

@@ -1,0 +1,12 @@
+// pools/coroutines/coroutines.hpp — everything of the coroutines variant in one include.
+#pragma once
+
+#include <pools/coroutines/async_event.hpp>
+#include <pools/coroutines/async_latch.hpp>
+#include <pools/coroutines/async_mutex.hpp>
+#include <pools/coroutines/channel.hpp>
+#include <pools/coroutines/sleep.hpp>
+#include <pools/coroutines/sync_wait.hpp>
+#include <pools/coroutines/task.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+#include <pools/coroutines/when_all.hpp>

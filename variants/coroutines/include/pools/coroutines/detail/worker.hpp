@@ -1,0 +1,59 @@
+// pools/coroutines/detail/worker.hpp — one worker thread's state, and what a finishing coroutine
+// runs next.
+//
+// A coroutine that finishes without a waiting parent (a when_all child that is not the last, a
+// spawned or posted task) does not return to the worker loop if it can help it: it pops the next
+// local item and transfers to it directly. Every `fairness_interval` completions it does return,
+// so the loop can look at the injection queue and the timers, which pure fork/join would
+// otherwise starve.
+#pragma once
+
+#include <pools/coroutines/chase_lev_deque.hpp>
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+
+namespace pools::coroutines {
+class thread_pool;
+}
+
+namespace pools::coroutines::detail {
+
+inline constexpr std::uint32_t fairness_interval = 61;
+
+struct worker {
+  worker(thread_pool* p, unsigned i) : pool(p), index(i), rng(0x9E3779B97F4A7C15ull * (i + 1)) {}
+  chase_lev_deque<void*> deque;
+  thread_pool* const pool;
+  const unsigned index;
+  std::uint32_t ticks = 0;  // completions since the loop last looked outside the deque
+  std::uint64_t rng;        // xorshift state for picking victims; owner only
+  // The parking word: 1 while parked (or about to), 0 once a waker has chosen this worker.
+  // On its own cache line: wakers write it, and the deque's hot lines must not share it.
+  alignas(64) std::atomic<std::uint32_t> parked{0};
+};
+
+/// The worker running on this thread, or nullptr on any other thread.
+extern constinit thread_local worker* tl_worker;
+
+/// Pops the next item of the worker's deque for a finishing coroutine to transfer to; false when
+/// the deque is empty or it is time for the worker loop to look outside (fairness tick).
+inline bool pop_for_transfer(worker& w, void*& out) noexcept {
+  if (++w.ticks >= fairness_interval) return false;  // the loop resets the tick
+  return w.deque.pop(out);
+}
+
+/// What a finishing coroutine transfers to: the next item of this worker's deque, or
+/// noop_coroutine() to return to the worker loop (deque empty, not a worker, or fairness tick).
+inline std::coroutine_handle<> next_local_work() noexcept {
+  worker* w = tl_worker;
+  void* next = nullptr;
+  if (w != nullptr && pop_for_transfer(*w, next)) return std::coroutine_handle<>::from_address(next);
+  return std::noop_coroutine();
+}
+
+/// A spawned or posted coroutine finished on `pool`: counts it down for the draining destructor.
+void detached_done(thread_pool* pool) noexcept;
+
+}  // namespace pools::coroutines::detail

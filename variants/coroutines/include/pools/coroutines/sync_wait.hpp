@@ -1,0 +1,96 @@
+// pools/coroutines/sync_wait.hpp — the bridge from ordinary code: run a task on a pool, block for it.
+//
+//   int main() { pools::coroutines::thread_pool pool(4); return sync_wait(pool, run_server()); }
+//
+// The calling thread blocks (it is not a worker, so nothing else is held up). The task is started
+// through a small root coroutine that first hops onto the pool with schedule() — so every part of
+// the task runs on workers — and, when the task is done, wakes the caller. The result is moved
+// out, or the task's exception is rethrown here.
+//
+// Calling sync_wait on a worker of the same pool throws std::logic_error: the worker would block
+// waiting for work that may need that very worker (with one worker, it always would).
+#pragma once
+
+#include <pools/coroutines/frame_allocator.hpp>
+#include <pools/coroutines/task.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+#include <pools/wait_group.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+namespace pools::coroutines {
+
+namespace detail {
+
+struct sync_root {
+  struct promise_type : recycled_frame {
+    pools::wait_group* done = nullptr;
+    std::exception_ptr
+        error;  // from the hop onto the pool (e.g. bad_alloc); the task's own is in its promise
+    sync_root get_return_object() noexcept {
+      return {std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    struct final_awaiter {
+      bool await_ready() const noexcept { return false; }
+      // The last touch of the frame: after done() the caller may destroy it.
+      void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
+        self.promise().done->done();
+      }
+      void await_resume() const noexcept {}
+    };
+    final_awaiter final_suspend() const noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { error = std::current_exception(); }
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+// Runs a task to completion without taking its result (sync_wait takes it on the caller's thread).
+template <class T>
+struct completion_of {
+  std::coroutine_handle<task_promise<T>> h;
+  bool await_ready() const noexcept { return h.done(); }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) const noexcept {
+    h.promise().set_continuation(awaiting);
+    return h;
+  }
+  void await_resume() const noexcept {}
+};
+
+template <class T>
+sync_root make_sync_root(thread_pool& pool, std::coroutine_handle<task_promise<T>> h) {
+  co_await pool.schedule();
+  co_await completion_of<T>{h};
+}
+
+}  // namespace detail
+
+/// Runs `t` on `pool` and blocks the calling thread until it finishes; returns its result or
+/// rethrows its exception. Throws std::logic_error on a worker of `pool`, std::invalid_argument
+/// for an empty task.
+template <class T>
+T sync_wait(thread_pool& pool, task<T> t) {
+  if (pool.on_worker_thread()) {
+    throw std::logic_error(
+        "pools::coroutines::sync_wait called on a worker of the same pool: it would block the worker the "
+        "task may need; co_await the task instead");
+  }
+  if (!t.valid()) throw std::invalid_argument("pools::coroutines::sync_wait: empty task");
+  pools::wait_group done(1);
+  auto root = detail::make_sync_root<T>(pool, t.handle()).handle;
+  struct destroy_root {
+    std::coroutine_handle<detail::sync_root::promise_type> h;
+    ~destroy_root() { h.destroy(); }
+  } guard{root};
+  root.promise().done = &done;
+  root.resume();  // runs up to schedule(), which queues it on the pool and returns here
+  done.wait();
+  if (root.promise().error) std::rethrow_exception(root.promise().error);
+  return t.handle().promise().take_result();
+}
+
+}  // namespace pools::coroutines

@@ -1,0 +1,201 @@
+// pools/coroutines/task.hpp — task<T>: a lazy, move-only coroutine that produces a T.
+//
+//   task<int> answer() { co_return 42; }
+//   task<int> twice() { int a = co_await answer(); co_return 2 * a; }
+//
+// Lazy: calling answer() allocates the frame and stops at the initial suspend point; nothing
+// runs until the task is awaited (or spawned, or passed to when_all / sync_wait).
+//
+// Symmetric transfer: `co_await t` stores the awaiting coroutine in t's promise and *returns* t's
+// handle from await_suspend, so the compiler jumps into t instead of calling it. When t finishes,
+// its final awaiter returns the awaiting coroutine's handle and the compiler jumps back. Neither
+// direction grows the thread's stack, so a chain of a million awaits runs in constant stack.
+//
+// Ownership: the task object owns the frame and destroys it exactly once — in ~task, whether the
+// coroutine finished, or never started (then its parameters and locals are destroyed unrun). A
+// spawned task hands its frame to the pool, which destroys it when the coroutine finishes.
+//
+// Exceptions: an exception escaping the body is stored in the promise and rethrown from the
+// co_await that waits for the task (or from sync_wait, or from the when_all that ran it).
+#pragma once
+
+#include <pools/coroutines/detail/join_state.hpp>
+#include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/frame_allocator.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+namespace pools::coroutines {
+
+template <class T = void>
+class task;
+
+namespace detail {
+
+/// The end of a coroutine that nobody awaits: reports its exception (spawn's policy), destroys the
+/// frame, counts the task down on its pool, and returns what the worker should run next.
+std::coroutine_handle<> finish_detached(std::coroutine_handle<> self, thread_pool* pool,
+                                        std::exception_ptr error) noexcept;
+
+class promise_base : public recycled_frame {
+ public:
+  std::suspend_always initial_suspend() const noexcept { return {}; }
+
+  struct final_awaiter {
+    bool await_ready() const noexcept { return false; }
+    // Where a finished task goes: to its awaiting coroutine (co_await), to its when_all join, or,
+    // when detached, to the pool. Nothing here touches the frame after handing it on: the
+    // receiver may already be destroying it on another thread.
+    template <class Promise>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> self) const noexcept {
+      promise_base& p = self.promise();
+      if (p.join_ != nullptr) return p.join_->child_done();
+      if (p.continuation_) return p.continuation_;
+      if (p.detached_ != nullptr) return finish_detached(self, p.detached_, std::move(p.exception_));
+      return std::noop_coroutine();
+    }
+    void await_resume() const noexcept {}
+  };
+  final_awaiter final_suspend() const noexcept { return {}; }
+
+  void unhandled_exception() noexcept { exception_ = std::current_exception(); }
+
+  void set_continuation(std::coroutine_handle<> c) noexcept { continuation_ = c; }
+  void set_join(join_state* j) noexcept { join_ = j; }
+  void set_detached(thread_pool* pool) noexcept { detached_ = pool; }
+  bool has_exception() const noexcept { return exception_ != nullptr; }
+  void rethrow_if_exception() const {
+    if (static_cast<bool>(exception_)) [[unlikely]]
+      rethrow_stored();
+  }
+
+ private:
+  // Out of line and cold: keeps the check above small enough to inline into every await.
+  [[noreturn, gnu::noinline, gnu::cold]] void rethrow_stored() const { std::rethrow_exception(exception_); }
+
+  std::coroutine_handle<> continuation_;
+  join_state* join_ = nullptr;
+  thread_pool* detached_ = nullptr;
+  std::exception_ptr exception_;
+};
+
+template <class T>
+class task_promise final : public promise_base {
+ public:
+  task<T> get_return_object() noexcept;
+
+  template <class U = T>
+  requires std::is_convertible_v<U&&, T>
+  void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
+    value_.emplace(std::forward<U>(value));
+  }
+
+  /// The result, moved out; rethrows the stored exception instead.
+  T take_result() {
+    rethrow_if_exception();
+    return std::move(*value_);
+  }
+
+ private:
+  std::optional<T> value_;
+};
+
+template <class T>
+class task_promise<T&> final : public promise_base {
+ public:
+  task<T&> get_return_object() noexcept;
+  void return_value(T& value) noexcept { value_ = std::addressof(value); }
+  T& take_result() {
+    rethrow_if_exception();
+    return *value_;
+  }
+
+ private:
+  T* value_ = nullptr;
+};
+
+template <>
+class task_promise<void> final : public promise_base {
+ public:
+  task<void> get_return_object() noexcept;
+  void return_void() noexcept {}
+  void take_result() { rethrow_if_exception(); }
+};
+
+}  // namespace detail
+
+template <class T>
+class [[nodiscard]] task {
+ public:
+  using promise_type = detail::task_promise<T>;
+  using handle_type = std::coroutine_handle<promise_type>;
+  using value_type = T;
+
+  task() noexcept = default;
+  explicit task(handle_type h) noexcept : h_(h) {}
+  task(task&& other) noexcept : h_(std::exchange(other.h_, {})) {}
+  task& operator=(task&& other) noexcept {
+    if (this != &other) {
+      reset();
+      h_ = std::exchange(other.h_, {});
+    }
+    return *this;
+  }
+  task(const task&) = delete;
+  task& operator=(const task&) = delete;
+  ~task() { reset(); }
+
+  /// Whether this object owns a coroutine (false after a move, or when default-constructed).
+  bool valid() const noexcept { return static_cast<bool>(h_); }
+  /// Whether the coroutine has run to its end (its result or exception is waiting).
+  bool is_ready() const noexcept { return h_ && h_.done(); }
+
+  struct awaiter {
+    handle_type h;
+    bool await_ready() const {
+      if (!h) throw std::invalid_argument("pools::coroutines::task: co_await on an empty task");
+      return h.done();
+    }
+    // Symmetric transfer into the task: it runs on this thread, right now, without a call frame.
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) const noexcept {
+      h.promise().set_continuation(awaiting);
+      return h;
+    }
+    T await_resume() const { return h.promise().take_result(); }
+  };
+  /// Runs the task (if not yet run) and returns its result or rethrows its exception. The task
+  /// object still owns the frame afterwards and frees it when it goes out of scope.
+  awaiter operator co_await() && noexcept { return awaiter{h_}; }
+
+  /// For the library's own awaitables (when_all, spawn, sync_wait): the owned handle.
+  handle_type handle() const noexcept { return h_; }
+  /// Gives up ownership: the caller now destroys the frame (spawn hands it to the pool).
+  handle_type release() noexcept { return std::exchange(h_, {}); }
+
+ private:
+  void reset() noexcept {
+    if (h_) std::exchange(h_, {}).destroy();
+  }
+  handle_type h_;
+};
+
+namespace detail {
+template <class T>
+task<T> task_promise<T>::get_return_object() noexcept {
+  return task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+template <class T>
+task<T&> task_promise<T&>::get_return_object() noexcept {
+  return task<T&>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+inline task<void> task_promise<void>::get_return_object() noexcept {
+  return task<void>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+}  // namespace detail
+
+}  // namespace pools::coroutines

@@ -1,0 +1,227 @@
+// pools/coroutines/thread_pool.hpp — the work-stealing pool that runs coroutines.
+//
+//   pools::coroutines::thread_pool pool(4);
+//   int v = sync_wait(pool, compute());        // from main: run a task, block for its result
+//   pool.spawn(background());                  // detached; counted; the destructor waits for it
+//   pool.post([] { ... });                     // pools::Executor: a plain callable
+//   co_await pool.schedule();                  // inside a coroutine: continue on a worker
+//
+// How a coroutine gets onto a worker: its handle goes into a queue — the current worker's own
+// Chase–Lev deque when the caller is a worker of this pool (no lock, no CAS), else the injection
+// queue (a mutex-protected FIFO for the outside world). Workers run their own deque newest-first;
+// when it is empty they take timers that are due, then the injection queue, then steal the
+// oldest item of a random victim's deque. When nothing is found they spin briefly, then park.
+//
+// Parking cannot lose a wake-up. The handshake (thread_pool.cpp, README "Parking"):
+//   worker:    parked = 1; set my bit in idle_; seq_cst fence; look for work once more; sleep
+//              on `parked` (futex) unless work was found.
+//   submitter: publish the work; seq_cst fence; if some bit is set in idle_, clear one (CAS),
+//              store parked = 0 for that worker and futex-wake it.
+// The two fences make it a store-buffering pattern: at least one side sees the other's store,
+// so either the worker finds the work or the submitter finds the worker. Work pushed by a worker
+// onto its *own* deque is the exception: the owner itself is awake and will run it, so progress
+// never depends on a wake there, and the push only does a fence-free check that wakes a sleeper
+// for parallelism when no other worker is already searching.
+//
+// Destruction drains: it waits until every posted and spawned task (and whatever they spawn or
+// post meanwhile) has finished, then stops and joins the workers. A spawned task suspended
+// forever (on an event nobody sets) therefore blocks the destructor: that is a bug in the program,
+// as for a thread never joined. Do not destroy a pool from one of its own tasks.
+#pragma once
+
+#include <pools/coroutines/detail/timer_queue.hpp>
+#include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/task.hpp>
+#include <pools/executor.hpp>
+#include <pools/unhandled_exception.hpp>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace pools::coroutines {
+
+namespace detail {
+// The coroutine a posted callable runs in: detached, counted, destroys itself when done.
+struct posted_coroutine {
+  struct promise_type : recycled_frame {
+    thread_pool* pool = nullptr;
+    posted_coroutine get_return_object() noexcept {
+      return {std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    struct final_awaiter {
+      bool await_ready() const noexcept { return false; }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
+        // The callable's exception was reported inside the body (invoke_reporting).
+        return finish_detached(self, self.promise().pool, nullptr);
+      }
+      void await_resume() const noexcept {}
+    };
+    final_awaiter final_suspend() const noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { report_unhandled_exception(std::current_exception()); }
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+template <class F>
+posted_coroutine run_posted(F f) {
+  invoke_reporting(f);
+  co_return;
+}
+}  // namespace detail
+
+class thread_pool {
+ public:
+  /// Starts `threads` workers. Throws std::invalid_argument for 0.
+  explicit thread_pool(std::size_t threads = std::thread::hardware_concurrency());
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+  /// Drains (see the header comment), then joins the workers.
+  ~thread_pool();
+
+  std::size_t concurrency() const noexcept { return workers_.size(); }
+
+  /// pools::Executor: runs f() once on a worker; an exception goes to report_unhandled_exception.
+  template <class F>
+  void post(F&& f) {
+    static_assert(std::is_invocable_v<std::decay_t<F>&>, "post: f must be callable as f()");
+    auto h = detail::run_posted<std::decay_t<F>>(std::forward<F>(f)).handle;
+    h.promise().pool = this;
+    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by enqueue's release
+    enqueue(h);
+  }
+
+  /// Detaches `t` onto the pool. The pool owns its frame and frees it when the task finishes.
+  /// Policy: the result is discarded; an exception is handed to pools::report_unhandled_exception
+  /// (as for post); the destructor waits for the task. Throws std::invalid_argument for an empty
+  /// or already finished task.
+  template <class T>
+  void spawn(task<T> t) {
+    if (!t.valid() || t.is_ready())
+      throw std::invalid_argument("pools::coroutines::thread_pool::spawn: empty or finished task");
+    auto h = t.release();
+    h.promise().set_detached(this);
+    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by enqueue's release
+    enqueue(h);
+  }
+
+  struct schedule_awaiter {
+    thread_pool* pool;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const { pool->inject(h); }
+    void await_resume() const noexcept {}
+  };
+  /// `co_await pool.schedule()` suspends and resumes the coroutine on a worker of this pool. It
+  /// always goes through the injection queue, which is FIFO: from outside the pool that is how a
+  /// coroutine enters it; on a worker it is a yield behind the work already queued there (the
+  /// worker's own deque is LIFO, so re-pushing there would just resume the coroutine again).
+  schedule_awaiter schedule() noexcept { return {this}; }
+
+  /// True on a worker thread of this pool.
+  bool on_worker_thread() const noexcept {
+    return detail::tl_worker != nullptr && detail::tl_worker->pool == this;
+  }
+
+  /// Makes `h` runnable on this pool: onto the current worker's deque when called on one of this
+  /// pool's workers, else onto the injection queue. For awaitables that resume coroutines.
+  void enqueue(std::coroutine_handle<> h) {
+    detail::worker* w = detail::tl_worker;
+    if (w != nullptr && w->pool == this) {
+      push_local(*w, h);
+    } else {
+      inject(h);
+    }
+  }
+
+  /// Fork: pushes `h` onto the deque of the calling worker `w` (which must belong to this pool).
+  void push_local(detail::worker& w, std::coroutine_handle<> h) {
+    w.deque.push(h.address());
+    wake_hint();
+  }
+
+  /// Resumes `h` at or after `deadline` (the machinery of sleep_until).
+  void add_timer(std::chrono::steady_clock::time_point deadline, std::coroutine_handle<> h);
+
+  /// Counters since construction (for tests and the README's discussion).
+  struct statistics {
+    std::uint64_t steals = 0;    // items taken from another worker's deque
+    std::uint64_t parks = 0;     // times a worker went to sleep
+    std::uint64_t wakes = 0;     // futex wakes issued
+    std::uint64_t injected = 0;  // items that came through the injection queue
+  };
+  statistics stats() const noexcept;
+
+ private:
+  friend void detail::detached_done(thread_pool*) noexcept;
+
+  void worker_main(detail::worker& w);
+  bool find_remote(detail::worker& w, void*& out);
+  bool take_timers(detail::worker& w, void*& out);
+  bool take_injected(detail::worker& w, void*& out);
+  bool steal(detail::worker& w, void*& out);
+  enum class park_result { found_work, woken, stop };
+  park_result park(detail::worker& w, void*& out);
+  void inject(std::coroutine_handle<> h);
+  void set_idle(unsigned index) noexcept;
+  bool clear_idle(unsigned index) noexcept;
+  bool wake_one() noexcept;
+  void wake_all() noexcept;
+  void task_finished() noexcept;
+
+  // Fence-free: called after every local push. Wakes a parked worker only when one exists and no
+  // worker is already searching (that one will find the item). Stale reads cost parallelism for
+  // a moment, never progress: the pushing worker runs its own deque.
+  void wake_hint() noexcept {
+    // relaxed both: a heuristic (see above); wake_one() itself is exact.
+    if (searching_.load(std::memory_order_relaxed) != 0) return;
+    for (const auto& word : idle_) {
+      if (word.load(std::memory_order_relaxed) != 0) {
+        wake_one();
+        return;
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<detail::worker>> workers_;
+  std::vector<std::thread> threads_;
+
+  // Bit i of idle_[i / 64] is set while worker i is parked or about to park.
+  std::vector<std::atomic<std::uint64_t>> idle_;
+
+  alignas(64) std::atomic<std::uint32_t> searching_{0};  // workers spinning for work
+
+  // The injection queue: submissions from threads that are not workers of this pool.
+  alignas(64) std::mutex inject_mutex_;
+  std::deque<void*> injected_;                 // guarded by inject_mutex_
+  std::atomic<std::size_t> injected_size_{0};  // mirror of injected_.size(), read without the lock
+
+  detail::timer_queue timers_;
+
+  // Draining: posted + spawned tasks not yet finished.
+  alignas(64) std::atomic<std::int64_t> outstanding_{0};
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> stopping_{false};
+  std::mutex drain_mutex_;
+  std::condition_variable drain_cv_;
+
+  // Statistics, relaxed counters: off the hot path (steals, parks, wakes, injections).
+  std::atomic<std::uint64_t> steals_{0}, parks_{0}, wakes_{0}, injected_count_{0};
+};
+
+static_assert(pools::Executor<thread_pool>);
+
+}  // namespace pools::coroutines

@@ -1,0 +1,193 @@
+// pools/coroutines/when_all.hpp — fork/join: run tasks in parallel, resume when all are done.
+//
+//   auto [a, b] = co_await when_all(fib(n - 1), fib(n - 2));           // tuple
+//   std::vector<int> rs = co_await when_all(std::move(vector_of_tasks)); // vector
+//
+// How: the parent suspends and stores its handle in a join counter (in its own frame). Children
+// 1..n-1 are pushed onto the current worker's deque — forked: an idle worker may steal them —
+// and the parent transfers straight into child 0. A finishing child counts down; the last one
+// resumes the parent by symmetric transfer, on whichever worker that child finished; the others
+// move on to the next local work (usually their next sibling, popped back from the deque).
+//
+//   parent ──suspend──► push c2, c1 ──transfer──► c0 ... c0 done ─► pop c1 ─► c1 ... c1 done ─► ...
+//                                     thief: steal c2 ─► c2 ... c2 done (last?) ─► resume parent
+//
+// Exceptions: every child runs to completion (no child outlives the co_await, so references the
+// children hold stay valid); then the exception of the lowest-numbered child that threw is
+// rethrown in the parent. A task<void> child contributes std::monostate to the tuple; a range of
+// task<void> gives void.
+//
+// Must be awaited on a worker of a coroutines::thread_pool (a task started by sync_wait, spawn or
+// schedule() is); elsewhere await_suspend throws std::logic_error before any child starts.
+#pragma once
+
+#include <pools/coroutines/detail/join_state.hpp>
+#include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/task.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+
+#include <coroutine>
+#include <cstddef>
+#include <iterator>
+#include <ranges>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace pools::coroutines {
+
+namespace detail {
+
+template <class T>
+using when_all_value_t = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
+
+template <class T>
+when_all_value_t<T> take_for_when_all(task<T>& t) {
+  if constexpr (std::is_void_v<T>) {
+    t.handle().promise().take_result();
+    return {};
+  } else {
+    return t.handle().promise().take_result();
+  }
+}
+
+template <class>
+inline constexpr bool is_task = false;
+template <class T>
+inline constexpr bool is_task<task<T>> = true;
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void throw_not_on_worker(const char* who) {
+  throw std::logic_error(std::string(who) +
+                         " must be awaited on a worker of a pools::coroutines::thread_pool (start the "
+                         "coroutine with sync_wait, spawn or schedule())");
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] inline void throw_empty_task() {
+  throw std::invalid_argument("pools::coroutines::when_all: empty task");
+}
+
+inline worker& require_worker(const char* who) {
+  worker* w = tl_worker;
+  if (w == nullptr) [[unlikely]]
+    throw_not_on_worker(who);
+  return *w;
+}
+
+inline void require_valid(bool valid) {
+  if (!valid) [[unlikely]]
+    throw_empty_task();
+}
+
+}  // namespace detail
+
+template <class... Ts>
+class [[nodiscard]] when_all_awaitable {
+ public:
+  explicit when_all_awaitable(task<Ts>... tasks) : tasks_(std::move(tasks)...), join_(sizeof...(Ts)) {}
+  when_all_awaitable(when_all_awaitable&&) =
+      delete;  // the join state must not move once children point at it
+
+  bool await_ready() const noexcept { return sizeof...(Ts) == 0; }
+
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
+    detail::worker& w = detail::require_worker("when_all");
+    std::apply([](auto&... t) { (detail::require_valid(t.valid()), ...); }, tasks_);
+    join_.set_parent(parent);
+    if constexpr (sizeof...(Ts) == 2) join_.set_pair_sibling(std::get<1>(tasks_).handle());
+    std::apply([this](auto&... t) { (t.handle().promise().set_join(&join_), ...); }, tasks_);
+    // relaxed stores above are published by each push's release store of the deque's bottom
+    // (to a thief) or are on this thread (child 0).
+    fork_from<sizeof...(Ts) - 1>(w);
+    return std::get<0>(tasks_).handle();
+  }
+
+  std::tuple<detail::when_all_value_t<Ts>...> await_resume() {
+    std::apply([](auto&... t) { (t.handle().promise().rethrow_if_exception(), ...); }, tasks_);
+    return std::apply(
+        [](auto&... t) {
+          return std::tuple<detail::when_all_value_t<Ts>...>(detail::take_for_when_all(t)...);
+        },
+        tasks_);
+  }
+
+ private:
+  // Pushes children I, I-1, ..., 1: the owner pops child 1 first; thieves take the highest first.
+  template <std::size_t I>
+  void fork_from(detail::worker& w) {
+    if constexpr (I >= 1) {
+      w.pool->push_local(w, std::get<I>(tasks_).handle());
+      fork_from<I - 1>(w);
+    }
+  }
+
+  std::tuple<task<Ts>...> tasks_;
+  detail::join_state join_;
+};
+
+/// Runs every task in parallel; the tuple of their results (std::monostate for task<void>).
+template <class... Ts>
+when_all_awaitable<Ts...> when_all(task<Ts>... tasks) {
+  return when_all_awaitable<Ts...>(std::move(tasks)...);
+}
+
+template <class T>
+class [[nodiscard]] when_all_range_awaitable {
+ public:
+  explicit when_all_range_awaitable(std::vector<task<T>> tasks)
+      : tasks_(std::move(tasks)), join_(tasks_.size()) {}
+  when_all_range_awaitable(when_all_range_awaitable&&) = delete;
+
+  bool await_ready() const noexcept { return tasks_.empty(); }
+
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
+    detail::worker& w = detail::require_worker("when_all");
+    for (auto& t : tasks_) detail::require_valid(t.valid());
+    join_.set_parent(parent);
+    if (tasks_.size() == 2) join_.set_pair_sibling(tasks_[1].handle());
+    for (auto& t : tasks_) t.handle().promise().set_join(&join_);
+    for (std::size_t i = tasks_.size(); i-- > 1;) w.pool->push_local(w, tasks_[i].handle());
+    return tasks_.front().handle();
+  }
+
+  auto await_resume() {
+    for (auto& t : tasks_) t.handle().promise().rethrow_if_exception();
+    if constexpr (std::is_void_v<T>) {
+      return;
+    } else {
+      std::vector<T> results;
+      results.reserve(tasks_.size());
+      for (auto& t : tasks_) results.push_back(t.handle().promise().take_result());
+      return results;
+    }
+  }
+
+ private:
+  std::vector<task<T>> tasks_;
+  detail::join_state join_;
+};
+
+/// Runs every task of the vector in parallel; a vector of their results in the same order (void
+/// for task<void>).
+template <class T>
+when_all_range_awaitable<T> when_all(std::vector<task<T>> tasks) {
+  return when_all_range_awaitable<T>(std::move(tasks));
+}
+
+/// Any other range of tasks (its elements are moved from): as for a vector.
+template <std::ranges::input_range R>
+requires detail::is_task<std::ranges::range_value_t<R>> &&
+    (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)auto when_all(
+        R&& range) {
+  using task_t = std::ranges::range_value_t<R>;
+  std::vector<task_t> tasks;
+  if constexpr (std::ranges::sized_range<R>)
+    tasks.reserve(static_cast<std::size_t>(std::ranges::size(range)));
+  for (auto&& t : range) tasks.push_back(std::move(t));
+  return when_all_range_awaitable<typename task_t::value_type>(std::move(tasks));
+}
+
+}  // namespace pools::coroutines

@@ -1,0 +1,335 @@
+// The scheduler behind pools::coroutines::thread_pool: worker loop, stealing, parking, draining.
+// The protocol is summarised in thread_pool.hpp and drawn in the README ("Parking").
+#include <pools/coroutines/detail/fence.hpp>
+#include <pools/coroutines/detail/futex.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+
+namespace pools::coroutines {
+
+namespace detail {
+
+constinit thread_local worker* tl_worker = nullptr;
+
+void detached_done(thread_pool* pool) noexcept {
+  pool->task_finished();
+}
+
+std::coroutine_handle<> finish_detached(std::coroutine_handle<> self, thread_pool* pool,
+                                        std::exception_ptr error) noexcept {
+  self.destroy();  // captured state dies before the task counts as finished (the drain waits for both)
+  if (error) report_unhandled_exception(std::move(error));
+  detached_done(pool);
+  return next_local_work();
+}
+
+}  // namespace detail
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// Spinning: rounds of "look everywhere once, then pause". About 20-40 microseconds in all on a
+// current x86 core: longer than the gap between a fork and the next one in fine-grained
+// fork/join (so a thief does not fall asleep between two pushes of its victim), much shorter than
+// a futex round trip plus the cost of sleeping while work arrives.
+constexpr unsigned spin_rounds = 64;
+constexpr unsigned pauses_per_round = 16;
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+inline std::uint64_t xorshift(std::uint64_t& s) noexcept {
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+inline void run(void* h) {
+  std::coroutine_handle<>::from_address(h).resume();
+}
+
+}  // namespace
+
+thread_pool::thread_pool(std::size_t threads) : idle_((threads + 63) / 64) {
+  if (threads == 0)
+    throw std::invalid_argument("pools::coroutines::thread_pool: thread count must be at least 1");
+  workers_.reserve(threads);
+  for (std::size_t i = 0; i < threads; ++i) {
+    workers_.push_back(std::make_unique<detail::worker>(this, static_cast<unsigned>(i)));
+  }
+  threads_.reserve(threads);
+  try {
+    for (std::size_t i = 0; i < threads; ++i) {
+      threads_.emplace_back([this, i] { worker_main(*workers_[i]); });
+    }
+  } catch (...) {
+    // seq_cst: the same store-buffering pair as in the destructor.
+    stopping_.store(true, std::memory_order_seq_cst);
+    wake_all();
+    for (auto& t : threads_) t.join();
+    throw;
+  }
+}
+
+thread_pool::~thread_pool() {
+  assert(!on_worker_thread() && "a thread_pool must not be destroyed by one of its own tasks");
+  // seq_cst, with the seq_cst decrement and load in task_finished(): store-buffering. Either the
+  // load of outstanding_ below sees the last decrement, or that decrement's thread sees
+  // draining_ == true and notifies under the mutex (which the predicate check also holds).
+  draining_.store(true, std::memory_order_seq_cst);
+  {
+    std::unique_lock lock(drain_mutex_);
+    drain_cv_.wait(lock, [this] { return outstanding_.load(std::memory_order_seq_cst) == 0; });
+  }
+  // seq_cst, then the fence in wake_all(): pairs with park()'s "set idle bit; fence; read
+  // stopping_". A worker either sees the flag before sleeping or has its bit seen and is woken.
+  stopping_.store(true, std::memory_order_seq_cst);
+  wake_all();
+  for (auto& t : threads_) t.join();
+}
+
+void thread_pool::task_finished() noexcept {
+  // seq_cst both: see the destructor. Only the decrement to zero during a drain takes the lock.
+  if (outstanding_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+      draining_.load(std::memory_order_seq_cst)) {
+    std::lock_guard lock(drain_mutex_);
+    drain_cv_.notify_all();
+  }
+}
+
+void thread_pool::worker_main(detail::worker& w) {
+  detail::tl_worker = &w;
+  void* h = nullptr;
+  for (;;) {
+    // Fairness: every so often look outside the deque first, so a worker deep in fork/join still
+    // serves timers and external submissions.
+    if (++w.ticks >= detail::fairness_interval) {
+      w.ticks = 0;
+      if (take_timers(w, h) || take_injected(w, h)) {
+        run(h);
+        continue;
+      }
+    }
+    if (w.deque.pop(h) || find_remote(w, h)) {
+      run(h);
+      continue;
+    }
+
+    // Out of work: search actively for a while. relaxed: searching_ is a hint for wake_hint().
+    searching_.fetch_add(1, std::memory_order_relaxed);
+    bool found = false;
+    for (unsigned round = 0; round < spin_rounds && !found; ++round) {
+      found = find_remote(w, h);
+      if (!found) {
+        for (unsigned k = 0; k < pauses_per_round; ++k) cpu_relax();
+      }
+    }
+    searching_.fetch_sub(1, std::memory_order_relaxed);
+    if (found) {
+      run(h);
+      continue;
+    }
+
+    switch (park(w, h)) {
+      case park_result::found_work:
+        run(h);
+        break;
+      case park_result::woken:
+        break;
+      case park_result::stop:
+        detail::tl_worker = nullptr;
+        return;
+    }
+  }
+}
+
+bool thread_pool::find_remote(detail::worker& w, void*& out) {
+  return take_timers(w, out) || take_injected(w, out) || steal(w, out);
+}
+
+bool thread_pool::take_timers(detail::worker& w, void*& out) {
+  const std::int64_t next = timers_.next_deadline();
+  if (next == detail::timer_queue::never) return false;  // no clock read while no timer exists
+  const std::int64_t now = detail::timer_queue::to_ns(clock::now());
+  if (now < next) return false;
+  std::vector<std::coroutine_handle<>> due;
+  timers_.take_due(now, due);
+  if (due.empty()) return false;
+  out = due.front().address();
+  // Reversed, so the worker pops them in deadline order after the first.
+  for (std::size_t i = due.size(); i-- > 1;) w.deque.push(due[i].address());
+  if (due.size() > 1) wake_hint();
+  return true;
+}
+
+bool thread_pool::take_injected(detail::worker& w, void*& out) {
+  // relaxed: a hint to skip the lock; the lock orders the real read. (In park() the seq_cst fence
+  // before this call orders this load against the submitter's fence.)
+  if (injected_size_.load(std::memory_order_relaxed) == 0) return false;
+  // A batch, so that a burst of external submissions costs one lock per batch and spreads out:
+  // the extra items go to this worker's deque, where idle workers steal them.
+  constexpr std::size_t max_batch = 32;
+  void* batch[max_batch] = {};
+  std::size_t n = 0;
+  {
+    std::lock_guard lock(inject_mutex_);
+    const std::size_t size = injected_.size();
+    if (size == 0) return false;
+    n = std::min({size, 1 + size / workers_.size(), max_batch});
+    for (std::size_t i = 0; i < n; ++i) {
+      batch[i] = injected_.front();
+      injected_.pop_front();
+    }
+    // relaxed: a mirror of the size for the lock-free check above.
+    injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  }
+  out = batch[0];
+  for (std::size_t i = n; i-- > 1;) w.deque.push(batch[i]);
+  if (n > 1) wake_hint();
+  return true;
+}
+
+bool thread_pool::steal(detail::worker& w, void*& out) {
+  const std::size_t n = workers_.size();
+  if (n == 1) return false;
+  const std::size_t start = static_cast<std::size_t>(xorshift(w.rng) % n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t v = (start + k) % n;
+    if (v == w.index) continue;
+    for (int attempt = 0; attempt < 2; ++attempt) {  // a lost race means the victim had items: retry once
+      const auto r = workers_[v]->deque.steal();
+      if (r.status == steal_status::success) {
+        out = r.value;
+        steals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+        return true;
+      }
+      if (r.status == steal_status::empty) break;
+    }
+  }
+  return false;
+}
+
+// Parking. The worker announces itself (parked = 1, its bit in idle_), fences, and looks for work
+// one last time; only then does it sleep. A submitter publishes work, fences, and looks for an
+// announced worker. The two seq_cst fences are ordered one way or the other in the single total
+// order of seq_cst operations; whichever comes second sees what the other side stored before its
+// fence. So "worker sleeps" and "submitter sees no sleeper" cannot both happen.
+thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
+  // relaxed: published by the release half of set_idle() to a waker, whose store of 0 must then
+  // come after this 1 in the word's modification order.
+  w.parked.store(1, std::memory_order_relaxed);
+  set_idle(w.index);
+  // seq_cst: the worker's half of the store-buffering handshake (see above).
+  detail::seq_cst_fence();
+  if (find_remote(w, out)) {
+    clear_idle(w.index);
+    return park_result::found_work;
+  }
+  // relaxed: ordered by the fence above against the destructor's seq_cst store and fence.
+  if (stopping_.load(std::memory_order_relaxed)) {
+    clear_idle(w.index);
+    return park_result::stop;
+  }
+  parks_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  for (;;) {
+    // acquire: pairs with the waker's release store of 0; the work it published is visible.
+    if (w.parked.load(std::memory_order_acquire) == 0) break;
+    const std::int64_t deadline = timers_.next_deadline();
+    std::chrono::nanoseconds timeout{-1};  // no timer: sleep until woken
+    if (deadline != detail::timer_queue::never) {
+      timeout = std::chrono::nanoseconds(deadline - detail::timer_queue::to_ns(clock::now()));
+      if (timeout.count() <= 0) break;  // a timer is due: go and run it
+    }
+    detail::futex_wait(w.parked, 1, timeout);
+  }
+  clear_idle(w.index);
+  return park_result::woken;
+}
+
+void thread_pool::set_idle(unsigned index) noexcept {
+  // release: publishes parked = 1 (stored just before) to the waker that clears this bit.
+  idle_[index / 64].fetch_or(std::uint64_t{1} << (index % 64), std::memory_order_release);
+}
+
+bool thread_pool::clear_idle(unsigned index) noexcept {
+  const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+  // acq_rel: acquire reads the release of a waker that cleared the bit first (so its work is
+  // visible); release keeps the word's RMW chain a release sequence for later readers.
+  return (idle_[index / 64].fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0;
+}
+
+bool thread_pool::wake_one() noexcept {
+  for (std::size_t k = 0; k < idle_.size(); ++k) {
+    // relaxed: only a first guess; the CAS re-reads the word with the orders that matter.
+    std::uint64_t bits = idle_[k].load(std::memory_order_relaxed);
+    while (bits != 0) {
+      const std::uint64_t bit = bits & (~bits + 1);  // the lowest set bit
+      // acq_rel on success: acquire pairs with set_idle()'s release, so the worker's parked = 1
+      // is visible and our 0 below is ordered after it; release hands everything this thread did
+      // before (the work it published) to the worker's acquire in park()/clear_idle().
+      // relaxed on failure: we only retry with the fresh value.
+      if (idle_[k].compare_exchange_weak(bits, bits & ~bit, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+        detail::worker& v = *workers_[k * 64 + static_cast<std::size_t>(std::countr_zero(bit))];
+        // release: pairs with the acquire load in park()'s sleep loop.
+        v.parked.store(0, std::memory_order_release);
+        detail::futex_wake(v.parked, 1);
+        wakes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void thread_pool::wake_all() noexcept {
+  // seq_cst: the submitter's half of the handshake, for the stop flag stored before the call.
+  detail::seq_cst_fence();
+  while (wake_one()) {
+  }
+}
+
+void thread_pool::inject(std::coroutine_handle<> h) {
+  {
+    std::lock_guard lock(inject_mutex_);
+    injected_.push_back(h.address());
+    // relaxed: the mirror; the fence below orders it for parking workers.
+    injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  }
+  injected_count_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  // seq_cst: the submitter's half of the handshake (see park()).
+  detail::seq_cst_fence();
+  // relaxed: ordered by the fence. A searching worker will find the item or park, and parking
+  // re-checks the injection queue after its own fence, so no wake is needed then.
+  if (searching_.load(std::memory_order_relaxed) == 0) wake_one();
+}
+
+void thread_pool::add_timer(std::chrono::steady_clock::time_point deadline, std::coroutine_handle<> h) {
+  if (timers_.add(deadline, h)) {
+    // The new earliest deadline: a parked worker may be sleeping past it. seq_cst: the
+    // submitter's half of the handshake; the parker reads next_deadline() after its fence.
+    detail::seq_cst_fence();
+    if (searching_.load(std::memory_order_relaxed) == 0) wake_one();  // relaxed: as in inject()
+  }
+}
+
+thread_pool::statistics thread_pool::stats() const noexcept {
+  // relaxed: statistics.
+  return {steals_.load(std::memory_order_relaxed), parks_.load(std::memory_order_relaxed),
+          wakes_.load(std::memory_order_relaxed), injected_count_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace pools::coroutines

@@ -1,0 +1,49 @@
+// test_support.hpp — helpers shared by the coroutines variant's tests.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace coro_test {
+
+/// POOLS_SANITIZED=1 (set by ctest in sanitizer builds): stress loops may run smaller.
+inline bool sanitized() {
+  const char* v = std::getenv("POOLS_SANITIZED");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+/// Waits until `flag` becomes true, at most `limit`; returns whether it did. Used where a test
+/// needs another worker to make progress: a bounded wait turns a scheduling bug into a failed
+/// CHECK instead of a hang.
+inline bool wait_for_flag(const std::atomic<bool>& flag,
+                          std::chrono::seconds limit = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!flag.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+/// Counts constructions and destructions of itself; a coroutine parameter or local of this type
+/// shows when the frame is destroyed, and exactly once.
+struct lifetime_probe {
+  static inline std::atomic<int> alive{0};
+  static inline std::atomic<int> destroyed{0};
+  lifetime_probe() { alive.fetch_add(1); }
+  lifetime_probe(const lifetime_probe&) { alive.fetch_add(1); }
+  lifetime_probe(lifetime_probe&&) noexcept { alive.fetch_add(1); }
+  ~lifetime_probe() {
+    alive.fetch_sub(1);
+    destroyed.fetch_add(1);
+  }
+  static void reset() {
+    alive = 0;
+    destroyed = 0;
+  }
+};
+
+}  // namespace coro_test

@@ -1,0 +1,99 @@
+// pools/fibers/condition_variable.hpp — wait for a condition under a pools::fibers::mutex.
+//
+// Same contract as std::condition_variable (spurious wake-ups allowed, so wait in a loop or use
+// the predicate overloads), but waiting suspends the fiber. The waiter is queued *before* the
+// user's mutex is released, under the condition variable's own lock, so a notify between the
+// unlock and the suspension cannot be lost. Timed waits are served by the pool's timer queue
+// (for fibers) or by the thread's own timed wait (for plain threads).
+#pragma once
+
+#include <pools/fibers/detail/spinlock.hpp>
+#include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/mutex.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace pools::fibers {
+
+class condition_variable {
+ public:
+  condition_variable() = default;
+  condition_variable(const condition_variable&) = delete;
+  condition_variable& operator=(const condition_variable&) = delete;
+
+  void notify_one() noexcept {
+    std::unique_lock guard(guard_);
+    detail::waiter* w = waiters_.pop_claimed();
+    guard.unlock();
+    if (w != nullptr) detail::wake(*w);
+  }
+
+  void notify_all() noexcept {
+    std::unique_lock guard(guard_);
+    detail::waiter* list = waiters_.take_all_claimed();
+    guard.unlock();
+    detail::wake_all(list);
+  }
+
+  void wait(std::unique_lock<mutex>& lock) {
+    detail::waiter me;
+    std::unique_lock guard(guard_);
+    waiters_.push_back(me);
+    lock.unlock();
+    detail::park(me, guard);
+    lock.lock();
+  }
+
+  template <class Predicate>
+  void wait(std::unique_lock<mutex>& lock, Predicate stop_waiting) {
+    while (!stop_waiting()) wait(lock);
+  }
+
+  template <class Clock, class Duration>
+  std::cv_status wait_until(std::unique_lock<mutex>& lock,
+                            const std::chrono::time_point<Clock, Duration>& deadline) {
+    detail::waiter me;
+    std::unique_lock guard(guard_);
+    waiters_.push_back(me);
+    lock.unlock();
+    const bool notified = detail::park_until(me, guard, detail::to_steady(deadline));
+    if (!notified) {
+      std::lock_guard again(guard_);
+      waiters_.erase(me);  // still queued unless a notify popped it and lost the claim to the timer
+    }
+    lock.lock();
+    return notified ? std::cv_status::no_timeout : std::cv_status::timeout;
+  }
+
+  template <class Clock, class Duration, class Predicate>
+  bool wait_until(std::unique_lock<mutex>& lock, const std::chrono::time_point<Clock, Duration>& deadline,
+                  Predicate stop_waiting) {
+    while (!stop_waiting()) {
+      if (wait_until(lock, deadline) == std::cv_status::timeout) return stop_waiting();
+    }
+    return true;
+  }
+
+  template <class Rep, class Period>
+  std::cv_status wait_for(std::unique_lock<mutex>& lock, const std::chrono::duration<Rep, Period>& timeout) {
+    return wait_until(lock, std::chrono::steady_clock::now() +
+                                std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+  }
+
+  template <class Rep, class Period, class Predicate>
+  bool wait_for(std::unique_lock<mutex>& lock, const std::chrono::duration<Rep, Period>& timeout,
+                Predicate stop_waiting) {
+    return wait_until(
+        lock,
+        std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout),
+        std::move(stop_waiting));
+  }
+
+ private:
+  detail::spinlock guard_;
+  detail::wait_queue waiters_;
+};
+
+}  // namespace pools::fibers

@@ -1,0 +1,70 @@
+// pools/fibers/latch.hpp — std::latch for fibers: count down to zero once, wait for zero.
+//
+// Every operation takes the internal lock, including the "already zero?" check in wait(). That
+// is what makes the usual pattern safe: `latch l(n); ...; l.wait(); }` destroys the latch as
+// soon as wait() returns, possibly while the last count_down() is still in progress. Here the
+// last count_down() releases the lock before it wakes anyone and touches only the waiters
+// afterwards, so a waiter that sees zero (under the lock) can never outrun it.
+#pragma once
+
+#include <pools/fibers/detail/spinlock.hpp>
+#include <pools/fibers/detail/waiter.hpp>
+
+#include <cstddef>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace pools::fibers {
+
+class latch {
+ public:
+  /// Throws std::invalid_argument when expected < 0.
+  explicit latch(std::ptrdiff_t expected) : count_(expected) {
+    if (expected < 0)
+      throw std::invalid_argument("pools::fibers::latch: negative count " + std::to_string(expected));
+  }
+  latch(const latch&) = delete;
+  latch& operator=(const latch&) = delete;
+
+  /// Throws std::invalid_argument when n < 0 or n exceeds the remaining count.
+  void count_down(std::ptrdiff_t n = 1) {
+    std::unique_lock guard(guard_);
+    if (n < 0 || n > count_) {
+      const auto left = count_;
+      guard.unlock();
+      throw std::invalid_argument("pools::fibers::latch::count_down(" + std::to_string(n) + ") with " +
+                                  std::to_string(left) + " left");
+    }
+    count_ -= n;
+    if (count_ != 0 || n == 0) return;
+    detail::waiter* list = waiters_.take_all_claimed();
+    guard.unlock();
+    detail::wake_all(list);
+  }
+
+  bool try_wait() const noexcept {
+    std::lock_guard guard(guard_);
+    return count_ == 0;
+  }
+
+  void wait() const {
+    std::unique_lock guard(guard_);
+    if (count_ == 0) return;
+    detail::waiter me;
+    waiters_.push_back(me);
+    detail::park(me, guard);
+  }
+
+  void arrive_and_wait(std::ptrdiff_t n = 1) {
+    count_down(n);
+    wait();
+  }
+
+ private:
+  mutable detail::spinlock guard_;
+  std::ptrdiff_t count_;  // guarded by guard_
+  mutable detail::wait_queue waiters_;
+};
+
+}  // namespace pools::fibers

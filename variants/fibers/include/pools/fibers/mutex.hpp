@@ -1,0 +1,57 @@
+// pools/fibers/mutex.hpp — a mutex whose lock() suspends the fiber, not the thread.
+//
+// With std::mutex, a fiber that blocks in lock() blocks its whole worker — and if the owner is a
+// fiber queued behind it on that worker, never gets it back. This one parks the fiber and lets
+// the worker run others. unlock() hands the mutex directly to the longest waiter (FIFO, no
+// barging): fair and starvation-free, at the price of a convoy when a lock is hot — keep the
+// critical sections short, as always. Works from plain threads too (they block).
+// Not recursive; unlocking a mutex the caller does not hold is undefined, as for std::mutex.
+#pragma once
+
+#include <pools/fibers/detail/spinlock.hpp>
+#include <pools/fibers/detail/waiter.hpp>
+
+#include <mutex>
+
+namespace pools::fibers {
+
+class mutex {
+ public:
+  mutex() = default;
+  mutex(const mutex&) = delete;
+  mutex& operator=(const mutex&) = delete;
+
+  void lock() {
+    std::unique_lock guard(guard_);
+    if (!locked_) {
+      locked_ = true;
+      return;
+    }
+    detail::waiter me;
+    waiters_.push_back(me);
+    detail::park(me, guard);
+    // unlock() handed the mutex over: locked_ stayed true on our behalf.
+  }
+
+  bool try_lock() noexcept {
+    std::lock_guard guard(guard_);
+    if (locked_) return false;
+    locked_ = true;
+    return true;
+  }
+
+  void unlock() noexcept {
+    std::unique_lock guard(guard_);
+    detail::waiter* next = waiters_.pop_claimed();
+    if (next == nullptr) locked_ = false;
+    guard.unlock();
+    if (next != nullptr) detail::wake(*next);
+  }
+
+ private:
+  detail::spinlock guard_;
+  bool locked_ = false;  // guarded by guard_
+  detail::wait_queue waiters_;
+};
+
+}  // namespace pools::fibers

@@ -1,0 +1,66 @@
+// pools/fibers/wait_group.hpp — Go's sync.WaitGroup for fibers: a latch whose count can grow.
+//
+// add() before starting each piece of work, done() when it finishes, wait() suspends until the
+// count is zero. Unlike a latch it can be reused: once zero, add() re-arms it. The lifetime
+// argument is the latch's (latch.hpp): wait() checks under the lock.
+#pragma once
+
+#include <pools/fibers/detail/spinlock.hpp>
+#include <pools/fibers/detail/waiter.hpp>
+
+#include <cstddef>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace pools::fibers {
+
+class wait_group {
+ public:
+  explicit wait_group(std::ptrdiff_t count = 0) : count_(count) {
+    if (count < 0)
+      throw std::invalid_argument("pools::fibers::wait_group: negative count " + std::to_string(count));
+  }
+  wait_group(const wait_group&) = delete;
+  wait_group& operator=(const wait_group&) = delete;
+
+  /// Adds n (>= 0) to the count.
+  void add(std::ptrdiff_t n = 1) {
+    if (n < 0) throw std::invalid_argument("pools::fibers::wait_group::add: negative " + std::to_string(n));
+    std::lock_guard guard(guard_);
+    count_ += n;
+  }
+
+  /// Marks one unit done. Throws std::logic_error when the count is already zero.
+  void done() {
+    std::unique_lock guard(guard_);
+    if (count_ == 0) {
+      guard.unlock();
+      throw std::logic_error("pools::fibers::wait_group::done() called more often than add()");
+    }
+    if (--count_ != 0) return;
+    detail::waiter* list = waiters_.take_all_claimed();
+    guard.unlock();
+    detail::wake_all(list);
+  }
+
+  void wait() {
+    std::unique_lock guard(guard_);
+    if (count_ == 0) return;
+    detail::waiter me;
+    waiters_.push_back(me);
+    detail::park(me, guard);
+  }
+
+  std::ptrdiff_t count() const noexcept {
+    std::lock_guard guard(guard_);
+    return count_;
+  }
+
+ private:
+  mutable detail::spinlock guard_;
+  std::ptrdiff_t count_;  // guarded by guard_
+  detail::wait_queue waiters_;
+};
+
+}  // namespace pools::fibers

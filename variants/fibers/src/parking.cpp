@@ -1,0 +1,185 @@
+// src/parking.cpp — waiting and waking: the protocol every fiber primitive is built on.
+#include <pools/fibers/detail/runtime.hpp>
+#include <pools/unhandled_exception.hpp>
+
+#include "scheduler.hpp"
+
+namespace pools::fibers::detail {
+
+namespace {
+
+void unlock_spinlock(context*, void* lock) noexcept {
+  static_cast<spinlock*>(lock)->unlock();
+}
+
+struct timed_park {
+  waiter* w;
+  spinlock* lock;  // nullptr for a plain sleep
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// Arms the timer *before* releasing the primitive's lock: a waker that claims the waiter through
+// the primitive then always finds the timer armed, so the woken fiber's cancel() cannot miss it.
+void arm_timer(context*, void* arg) noexcept {
+  auto& p = *static_cast<timed_park*>(arg);
+  spinlock* lock = p.lock;  // read before add(): after it the timer may fire and resume the fiber
+  scheduler& s = *p.w->fiber->owner;
+  const bool earliest = s.timers().add(*p.w, p.deadline);
+  if (lock != nullptr) lock->unlock();
+  if (earliest) s.timer_armed_earliest();  // a parked worker may be sleeping past the new deadline
+}
+
+struct join_wait {
+  task_base* task;
+  waiter* w;
+};
+
+// Runs after the joiner's registers are saved. If the task finished meanwhile, the CAS fails and
+// the joiner is made runnable at once; either way the joiner's stack (where join_wait lives) is
+// not touched after the CAS.
+void publish_join_waiter(context* from, void* arg) noexcept {
+  auto& j = *static_cast<join_wait*>(arg);
+  std::uintptr_t expected = 0;
+  if (!j.task->state.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(j.w),
+                                             std::memory_order_acq_rel, std::memory_order_acquire)) {
+    auto* f = static_cast<fiber_record*>(from);
+    f->owner->schedule(f);
+  }
+}
+
+void requeue_self(context* from, void*) noexcept {
+  auto* f = static_cast<fiber_record*>(from);
+  f->owner->requeue(f);
+}
+
+// The joiner runs the task itself: same effects as scheduler::run_task, minus the rendezvous,
+// since the only party that could be waiting is the caller.
+void run_inline(task_base& t) noexcept {
+  t.run(t);
+  t.state.store(task_base::done_bit, std::memory_order_release);
+  bump(current_worker()->completed);
+}
+
+}  // namespace
+
+// ---- runtime.hpp -----------------------------------------------------------------------------
+
+fiber_record* current_fiber() noexcept {
+  worker* w = current_worker();
+  return w != nullptr && w->current->is_fiber ? static_cast<fiber_record*>(w->current) : nullptr;
+}
+
+scheduler* current_scheduler() noexcept {
+  worker* w = current_worker();
+  return w != nullptr ? w->sched : nullptr;
+}
+
+void submit(scheduler& s, task_base* t) {
+  s.submit(t);
+}
+
+void wait_for_task(task_base& t) {
+  if ((t.state.load(std::memory_order_acquire) & task_base::done_bit) != 0) return;
+  if (worker* w = current_worker(); w != nullptr && w->sched == t.owner) {
+    const std::uintptr_t item = item_of(&t);
+    // Entries at our bottom whose tasks were already run inline by their joiners (claimed, see
+    // below) are dead references: drop them now, while they are cache-hot, rather than letting
+    // them pile up until this fiber's task ends (a fork-join tree joined in spawn order would
+    // otherwise leave one per node, and thieves would waste their steals on them).
+    for (std::uintptr_t bottom; (bottom = w->deque.peek_bottom()) != 0 && bottom != item;) {
+      task_base* stale = is_fiber_item(bottom) ? nullptr : task_of(bottom);
+      if (stale == nullptr || !stale->joinable || !stale->claimed.load(std::memory_order_relaxed)) break;
+      if (w->deque.pop() != bottom) break;  // a thief took it (and will drop it)
+      release(stale);
+    }
+    // The fast path of fork-join: the child is still the newest entry of our own deque. Taking
+    // it back makes us the only holder of both references (queue entry and handle).
+    if (w->deque.peek_bottom() == item && w->deque.pop() == item) {
+      run_inline(t);
+      t.refs.store(1, std::memory_order_relaxed);  // the queue's reference, dropped in place
+      return;
+    }
+    // Elsewhere in a queue (deeper in ours, in another worker's after a migration, or in the
+    // injection queue) but not started: claim it; the stale queue entry is dropped when popped.
+    if (!t.claimed.load(std::memory_order_relaxed) && !t.claimed.exchange(true, std::memory_order_acq_rel)) {
+      run_inline(t);
+      return;
+    }
+  }
+  waiter me;
+  if (me.fiber != nullptr) {
+    join_wait j{&t, &me};
+    suspend_current({&publish_join_waiter, &j});
+  } else {
+    std::uintptr_t expected = 0;
+    if (t.state.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(&me),
+                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
+      me.parker->wait();
+    }
+  }
+  // acquire: pairs with run_task's release, so the result written by another worker is visible.
+  (void)t.state.load(std::memory_order_acquire);
+}
+
+void detach_task(task_base& t) noexcept {
+  const std::uintptr_t old = t.state.fetch_or(task_base::detached_bit, std::memory_order_acq_rel);
+  if ((old & task_base::done_bit) != 0 && t.error) report_unhandled_exception(t.error);
+  release(&t);
+}
+
+void yield_fiber() {
+  worker& w = *current_worker();
+  const std::uintptr_t item = w.sched->find_work(w);
+  if (item == 0) return;  // nothing else wants to run
+  suspend_to(*w.sched->context_for(w, item), {&requeue_self, nullptr});
+}
+
+void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
+  if (deadline <= std::chrono::steady_clock::now()) return;
+  waiter me;
+  timed_park p{&me, nullptr, deadline};
+  suspend_current({&arm_timer, &p});
+  // Only the timer can claim a sleeper, and it has disarmed itself before waking us.
+}
+
+// ---- waiter.hpp ------------------------------------------------------------------------------
+
+waiter::waiter() : fiber(current_fiber()) {
+  if (fiber == nullptr) parker.emplace();
+}
+
+void wake(waiter& w) noexcept {
+  if (fiber_record* f = w.fiber) {
+    f->owner->schedule(f);
+  } else {
+    w.parker->wake();
+  }
+}
+
+void park(waiter& w, std::unique_lock<spinlock>& lock) {
+  spinlock* l = lock.release();
+  if (w.fiber != nullptr) {
+    suspend_current({&unlock_spinlock, l});
+  } else {
+    l->unlock();
+    w.parker->wait();
+  }
+}
+
+bool park_until(waiter& w, std::unique_lock<spinlock>& lock, std::chrono::steady_clock::time_point deadline) {
+  spinlock* l = lock.release();
+  if (w.fiber != nullptr) {
+    timed_park p{&w, l, deadline};
+    suspend_current({&arm_timer, &p});
+    if (w.timed_out) return false;
+    w.fiber->owner->timers().cancel(w);  // woken by the primitive: the timer must not outlive w
+    return true;
+  }
+  l->unlock();
+  if (w.parker->wait_until(deadline)) return true;
+  if (w.try_claim()) return false;  // a real timeout: no waker will touch w
+  w.parker->wait();                 // a waker claimed w first; let its wake() finish with it
+  return true;
+}
+
+}  // namespace pools::fibers::detail

@@ -1,0 +1,396 @@
+// src/scheduler.cpp — the worker loop, work stealing, parking, and draining shutdown.
+#include "scheduler.hpp"
+
+#include <pools/unhandled_exception.hpp>
+
+#include <pthread.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace pools::fibers::detail {
+
+namespace {
+thread_local worker* tls_worker = nullptr;
+
+// How many times an idle worker re-scans the queues before it parks. Spinning briefly keeps
+// fork-join cheap (a steal usually appears within microseconds) without burning a core when idle.
+constexpr int spin_rounds = 32;
+
+void backoff(int round) noexcept {
+  for (int i = 0; i < 32; ++i) cpu_relax();
+  if (round > 8) std::this_thread::yield();  // let another thread have the core we are wasting
+}
+
+void become_idle(context* from, void*) noexcept {
+  worker& w = *current_worker();
+  auto* f = static_cast<fiber_record*>(from);
+  f->next_idle = w.idle;
+  w.idle = f;
+  ++w.idle_count;
+}
+}  // namespace
+
+// Out of line, with a compiler barrier: see detail/runtime.hpp on why a fiber must re-read the
+// thread pointer after every potential switch.
+[[gnu::noinline]] worker* current_worker() noexcept {
+  asm volatile("" ::: "memory");
+  return tls_worker;
+}
+
+void fatal(const char* what) noexcept {
+  std::fprintf(stderr, "pools::fibers: fatal: %s\n", what);
+  std::fflush(stderr);
+  std::abort();
+}
+
+// ---- construction and shutdown -------------------------------------------------------------
+
+scheduler::scheduler(const pool_options& options)
+    : stacks_(options.stack), idle_limit_(options.idle_fibers_per_worker) {
+  if (options.threads == 0)
+    throw std::invalid_argument("pools::fibers::thread_pool: threads must be at least 1");
+  if (options.threads > 4096) {
+    throw std::invalid_argument("pools::fibers::thread_pool: " + std::to_string(options.threads) +
+                                " threads is more than the 4096 supported");
+  }
+  workers_.reserve(options.threads);
+  for (std::size_t i = 0; i < options.threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
+  for (auto& w : workers_) {
+    worker* raw = w.get();
+    w->thread = std::thread([this, raw] { worker_main(*raw); });
+    const std::string name = "fibers-" + std::to_string(raw->index);
+    pthread_setname_np(w->thread.native_handle(), name.substr(0, 15).c_str());
+  }
+}
+
+scheduler::~scheduler() {
+  shutdown();
+}
+
+// Drain, as pools::Executor requires. Quiescence is detected from counters, not queues: a task
+// blocked on a channel is in no queue, yet it is alive. Every task bumps `created` on the worker
+// (or external counter) that made it, and `completed` on the worker that finished it. Reading
+// all `completed` first and all `created` second can only overestimate what is alive: a
+// completion we saw happened after its creation, which is therefore visible to the later read.
+// So created == completed means nothing was alive between the two reads, and nothing can come
+// alive afterwards (only a live task or an outside poster creates tasks; the latter is excluded
+// by the contract once destruction has begun).
+bool scheduler::quiescent() const noexcept {
+  std::uint64_t completed = 0, created = 0;
+  // acquire loads: no later load (of `created`) may be performed before them.
+  for (const auto& w : workers_) completed += w->completed.load(std::memory_order_acquire);
+  created = external_created_.load(std::memory_order_acquire);
+  for (const auto& w : workers_) created += w->created.load(std::memory_order_acquire);
+  return created == completed;
+}
+
+void scheduler::shutdown() {
+  if (joined_) return;
+  if (worker* me = current_worker(); me != nullptr && me->sched == this) {
+    fatal("a thread_pool was destroyed by one of its own fibers (it would wait for itself)");
+  }
+  stopping_.store(true, std::memory_order_relaxed);
+  while (!quiescent()) {
+    // Workers notify when they park while stopping; the timeout covers a notify that raced
+    // with this check.
+    std::unique_lock lock(park_mutex_);
+    quiesce_cv_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+  {
+    std::lock_guard lock(park_mutex_);
+    shut_down_ = true;
+  }
+  park_cv_.notify_all();
+  for (auto& w : workers_) w->thread.join();
+  joined_ = true;
+  // What can be left in the queues now is stale entries of tasks their joiners ran inline (each
+  // holds a reference): nothing alive, no fiber. Drop them.
+  auto drop = [](std::uintptr_t item) {
+    if (!is_fiber_item(item)) release(task_of(item));
+  };
+  for (auto& w : workers_) {
+    while (const std::uintptr_t item = w->deque.pop()) drop(item);
+  }
+  for (const std::uintptr_t item : injected_) drop(item);
+  injected_.clear();
+}
+
+pool_statistics scheduler::stats() const {
+  pool_statistics s;
+  s.fibers_created = fibers_created_.load(std::memory_order_relaxed);
+  s.fibers_alive = fibers_alive_.load(std::memory_order_relaxed);
+  s.stacks = stacks_.stats();
+  return s;
+}
+
+// ---- queues --------------------------------------------------------------------------------
+
+void scheduler::submit(task_base* t) {
+  worker* w = current_worker();
+  if (w != nullptr && w->sched == this) {
+    bump(w->created);  // before the push: a thief may finish the task before we return
+    w->deque.push(item_of(t));
+    notify_one_if_sleeping();
+  } else {
+    inject(item_of(t), true);
+  }
+}
+
+void scheduler::schedule(fiber_record* f) noexcept {
+  worker* w = current_worker();
+  if (w != nullptr && w->sched == this) {
+    w->deque.push(item_of(f));
+    notify_one_if_sleeping();
+  } else {
+    inject(item_of(f), false);
+  }
+}
+
+void scheduler::requeue(fiber_record* f) noexcept {
+  inject(item_of(f), false);
+}
+
+void scheduler::inject(std::uintptr_t item, bool new_task) {
+  // Notify *before* releasing the lock. When an outside thread wakes a fiber (a channel send
+  // from main()), that fiber may be the last live work of a pool that is being destroyed: once a
+  // worker can pop it, the pool can finish draining and free itself. No worker can pop it while
+  // we hold the lock, and the unlock is our last access to *this.
+  std::lock_guard lock(inject_mutex_);
+  if (new_task) external_created_.fetch_add(1, std::memory_order_release);
+  injected_.push_back(item);
+  injected_size_.store(injected_.size(), std::memory_order_seq_cst);  // Dekker: see below
+  notify_one_if_sleeping();
+}
+
+// The wake-up half of a Dekker handshake with park(): the caller has published work with a
+// seq_cst store (a deque's bottom, the injection queue's size, the earliest timer), and we then
+// read `sleepers_` with seq_cst; a parking worker increments `sleepers_`, then re-reads those
+// same variables. Both sides' accesses are in the single seq_cst order, so at least one sees the
+// other: no worker sleeps through work it should have taken. The price is the store's fence
+// (one per spawn) — see README, "costs".
+void scheduler::notify_one_if_sleeping() noexcept {
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    // Taking the lock orders this notify after a parking worker's re-check (it holds the lock
+    // from its increment until it waits), so the notify cannot fall in between.
+    { std::lock_guard lock(park_mutex_); }
+    park_cv_.notify_one();
+  }
+}
+
+std::uintptr_t scheduler::pop_injected(worker& w) {
+  if (injected_size_.load(std::memory_order_relaxed) == 0) return 0;
+  std::lock_guard lock(inject_mutex_);
+  if (injected_.empty()) return 0;
+  const std::uintptr_t item = injected_.front();
+  injected_.pop_front();
+  // Take a share of the rest in one go, onto our deque, where other workers can steal it: one
+  // lock round trip per batch instead of per task when an outside thread posts many tasks.
+  const std::size_t share = std::min<std::size_t>(injected_.size() / workers_.size(), 32);
+  for (std::size_t i = 0; i < share; ++i) {
+    w.deque.push(injected_.front());
+    injected_.pop_front();
+  }
+  injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  return item;
+}
+
+std::uintptr_t scheduler::steal(worker& w) {
+  const std::size_t n = workers_.size();
+  if (n == 1) return 0;
+  // xorshift: a cheap, per-worker random start, so thieves do not all hit worker 0 first.
+  w.rng ^= w.rng << 13;
+  w.rng ^= w.rng >> 17;
+  w.rng ^= w.rng << 5;
+  const std::size_t start = w.rng % n;
+  for (std::size_t k = 0; k < n; ++k) {
+    worker& victim = *workers_[(start + k) % n];
+    if (&victim == &w) continue;
+    if (const std::uintptr_t item = victim.deque.steal()) return item;
+  }
+  return 0;
+}
+
+std::uintptr_t scheduler::find_work(worker& w) {
+  for (;;) {
+    std::uintptr_t item = 0;
+    // Every 61st look starts at the shared queue, so work from outside and yielded fibers are
+    // not starved by a worker that keeps feeding its own deque (Go's scheduler does the same).
+    if (++w.tick % 61 == 0) item = pop_injected(w);
+    if (item == 0) item = w.deque.pop();
+    if (item == 0 && timers_.due()) {
+      timers_.fire();  // woken fibers land on this worker's deque
+      item = w.deque.pop();
+    }
+    if (item == 0) item = pop_injected(w);
+    if (item == 0) item = steal(w);
+    if (item == 0) return 0;
+    if (is_fiber_item(item)) return item;
+    task_base* t = task_of(item);
+    // A joinable task may have been run inline by its joiner; this queue entry is then just a
+    // reference to drop. Posted tasks have no joiner and skip the atomic exchange.
+    if (t->joinable && (t->claimed.load(std::memory_order_relaxed) ||
+                        t->claimed.exchange(true, std::memory_order_acq_rel))) {
+      release(t);
+      continue;
+    }
+    return item;
+  }
+}
+
+bool scheduler::work_visible() const noexcept {
+  if (injected_size_.load(std::memory_order_seq_cst) != 0 || timers_.due()) return true;
+  for (const auto& w : workers_) {
+    if (!w->deque.empty()) return true;
+  }
+  return false;
+}
+
+// ---- running tasks and fibers ------------------------------------------------------------------
+
+fiber_record* scheduler::new_fiber() {
+  try {
+    fiber_record* f = create_fiber(*this);
+    fibers_created_.fetch_add(1, std::memory_order_relaxed);
+    fibers_alive_.fetch_add(1, std::memory_order_relaxed);
+    return f;
+  } catch (const std::exception& e) {
+    // A task that has to wait needs a fresh stack to let its worker go on; without one the
+    // pool cannot make progress, and there is no caller to report to.
+    const std::string what = std::string("cannot create a fiber: ") + e.what();
+    fatal(what.c_str());
+  }
+}
+
+context* scheduler::context_for(worker& w, std::uintptr_t item) {
+  if (is_fiber_item(item)) return fiber_of(item);
+  fiber_record* f = w.idle;
+  if (f != nullptr) {
+    w.idle = f->next_idle;
+    --w.idle_count;
+  } else {
+    f = new_fiber();
+  }
+  f->first_task = task_of(item);
+  return f;
+}
+
+void scheduler::run_task(task_base* t) noexcept {
+  t->run(*t);
+  // acq_rel: release publishes the result to the joiner; acquire sees a waiter's record.
+  const std::uintptr_t old = t->state.fetch_or(task_base::done_bit, std::memory_order_acq_rel);
+  if ((old & task_base::detached_bit) != 0) {
+    if (t->error) report_unhandled_exception(t->error);
+  } else if (const std::uintptr_t w = old & ~task_base::flag_bits; w != 0) {
+    wake(*reinterpret_cast<waiter*>(w));
+  }
+  worker* w = current_worker();  // re-read: the task may have migrated us
+  release(t);
+  bump(w->completed);  // last: after this the pool may consider the task gone
+}
+
+context* fiber_main(fiber_record& self) noexcept {
+  scheduler& s = *self.owner;
+  for (;;) {
+    if (task_base* t = std::exchange(self.first_task, nullptr)) s.run_task(t);
+    // Run on this stack as long as there are tasks: a task is only moved to another fiber when
+    // this one has to wait (then the worker continues this loop on another fiber).
+    worker* w = current_worker();
+    std::uintptr_t item = 0;
+    while ((item = s.find_work(*w)) != 0 && !is_fiber_item(item)) {
+      s.run_task(task_of(item));
+      w = current_worker();
+    }
+    context* next = item != 0 ? static_cast<context*>(fiber_of(item)) : &w->home;
+    w->current = next;
+    if (w->idle_count >= s.idle_fiber_limit()) {
+      // Enough fibers are kept for reuse: end this one; its stack returns to the stack pool.
+      w->pending_from = nullptr;
+      w->pending_action = {};
+      return next;
+    }
+    w->pending_from = &self;
+    w->pending_action = {&become_idle, nullptr};
+    switch_context(self, *next);
+    // Taken from the idle list: either to run a task (first_task) or, at shutdown, to end.
+    if (self.exit_requested) {
+      w = current_worker();
+      w->pending_from = nullptr;
+      w->pending_action = {};
+      w->current = &w->home;
+      return &w->home;
+    }
+  }
+}
+
+void suspend_to(context& next, post_switch_action action) noexcept {
+  worker& w = *current_worker();
+  context& self = *w.current;
+  w.pending_from = &self;
+  w.pending_action = action;
+  w.current = &next;
+  switch_context(self, next);
+}
+
+void suspend_current(post_switch_action action) noexcept {
+  worker& w = *current_worker();
+  const std::uintptr_t item = w.sched->find_work(w);
+  suspend_to(item != 0 ? *w.sched->context_for(w, item) : w.home, action);
+}
+
+// ---- the worker thread ---------------------------------------------------------------------
+
+void scheduler::worker_main(worker& w) {
+  tls_worker = &w;
+  prepare_home(w.home);
+  for (;;) {
+    std::uintptr_t item = find_work(w);
+    for (int round = 0; item == 0 && round < spin_rounds; ++round) {
+      backoff(round);
+      item = find_work(w);
+    }
+    if (item != 0) {
+      context& next = *context_for(w, item);
+      w.pending_from = &w.home;
+      w.pending_action = {};
+      w.current = &next;
+      switch_context(w.home, next);  // back when a fiber runs out of work or ends
+      continue;
+    }
+    if (!park(w)) break;
+  }
+  // Shut down: nothing is alive, every fiber of this worker is idle. End them.
+  while (fiber_record* f = w.idle) {
+    w.idle = f->next_idle;
+    --w.idle_count;
+    f->exit_requested = true;
+    w.pending_from = &w.home;
+    w.pending_action = {};
+    w.current = f;
+    switch_context(w.home, *f);
+  }
+  tls_worker = nullptr;
+}
+
+bool scheduler::park(worker& w) {
+  std::unique_lock lock(park_mutex_);
+  if (shut_down_) return false;
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);  // the other half of notify_one_if_sleeping
+  if (!work_visible()) {
+    if (stopping_.load(std::memory_order_relaxed)) quiesce_cv_.notify_all();
+    const auto deadline = timers_.earliest();
+    if (deadline == timer_queue::clock::time_point::max()) {
+      park_cv_.wait(lock);
+    } else {
+      park_cv_.wait_until(lock, deadline);
+    }
+  }
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  (void)w;
+  return !shut_down_;
+}
+
+}  // namespace pools::fibers::detail

@@ -1,0 +1,172 @@
+// src/scheduler.hpp — workers, queues, parking and shutdown of one thread_pool (private header).
+//
+// Vocabulary (README has the state diagram):
+//  * task    — a spawned/posted callable (detail/task.hpp). Has no stack of its own.
+//  * fiber   — a stack plus saved registers (detail/context.hpp). Runs tasks in a loop: it takes
+//              one, runs it to the end on its own stack, takes the next. Only when a task has to
+//              wait does its fiber stop, and the worker continues the loop on another fiber.
+//  * home    — the worker thread's original stack. It looks for work, hands it to a fiber, and
+//              parks the thread when there is none.
+//  * item    — what the queues hold: a task pointer, or a fiber pointer with the low bit set
+//              (a fiber that was woken and waits to continue).
+#pragma once
+
+#include <pools/fibers/detail/context.hpp>
+#include <pools/fibers/detail/task.hpp>
+#include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/detail/work_stealing_deque.hpp>
+#include <pools/fibers/thread_pool.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "timer_queue.hpp"
+
+namespace pools::fibers::detail {
+
+/// Work a context does right after a switch, on the context switched *to*, on behalf of the one
+/// that left (`from`). This is how a fiber publishes itself to a waker only once its registers
+/// are saved: until then, nobody can resume it.
+struct post_switch_action {
+  void (*fn)(context* from, void* arg) noexcept = nullptr;
+  void* arg = nullptr;
+};
+
+class scheduler;
+
+struct alignas(64) worker {
+  worker(scheduler& s, std::size_t i) noexcept
+      : sched(&s), index(i), rng(static_cast<std::uint32_t>(i) * 2654435761u + 1u) {}
+
+  scheduler* sched;
+  std::size_t index;
+  work_stealing_deque deque;
+  context home{false};
+  context* current = &home;  // what this worker runs now
+  context* pending_from = nullptr;
+  post_switch_action pending_action;
+  fiber_record* idle = nullptr;  // finished fibers kept for reuse, only this worker touches them
+  std::size_t idle_count = 0;
+  std::uint32_t rng;
+  std::uint32_t tick = 0;
+  // Counters for quiescence detection (scheduler::quiescent). Written only by this worker's
+  // thread, so a load and a store suffice; release pairs with the destructor's acquire loads.
+  alignas(64) std::atomic<std::uint64_t> created{0};
+  std::atomic<std::uint64_t> completed{0};
+  std::thread thread;
+};
+
+inline void bump(std::atomic<std::uint64_t>& counter) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+constexpr std::uintptr_t fiber_tag = 1;
+inline std::uintptr_t item_of(task_base* t) noexcept {
+  return reinterpret_cast<std::uintptr_t>(t);
+}
+inline std::uintptr_t item_of(fiber_record* f) noexcept {
+  return reinterpret_cast<std::uintptr_t>(f) | fiber_tag;
+}
+inline bool is_fiber_item(std::uintptr_t i) noexcept {
+  return (i & fiber_tag) != 0;
+}
+inline task_base* task_of(std::uintptr_t i) noexcept {
+  return reinterpret_cast<task_base*>(i);
+}
+inline fiber_record* fiber_of(std::uintptr_t i) noexcept {
+  return reinterpret_cast<fiber_record*>(i & ~fiber_tag);
+}
+
+class scheduler {
+ public:
+  explicit scheduler(const pool_options& options);
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  /// Drains (every task runs, including ones spawned meanwhile), then stops the workers.
+  void shutdown();
+
+  void submit(task_base* t);
+  /// Makes a woken fiber runnable: on the waker's deque if the waker is one of our workers
+  /// (it will likely run next there, data still in cache), else on the injection queue.
+  void schedule(fiber_record* f) noexcept;
+  /// A yielding fiber: to the back of the injection queue, behind everything already waiting.
+  void requeue(fiber_record* f) noexcept;
+
+  std::size_t concurrency() const noexcept { return workers_.size(); }
+  timer_queue& timers() noexcept { return timers_; }
+  stack_pool& stacks() noexcept { return stacks_; }
+  pool_statistics stats() const;
+
+  // ---- used by the worker loop, fibers and parking (scheduler.cpp, parking.cpp) ----
+  std::uintptr_t find_work(worker& w);
+  /// A context to run an item on: the woken fiber itself, or a fiber (idle or new) for a task.
+  context* context_for(worker& w, std::uintptr_t item);
+  void run_task(task_base* t) noexcept;
+  void timer_armed_earliest() noexcept { notify_one_if_sleeping(); }
+  std::size_t idle_fiber_limit() const noexcept { return idle_limit_; }
+  void fiber_ended() noexcept { fibers_alive_.fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  void worker_main(worker& w);
+  std::uintptr_t pop_injected(worker& w);
+  std::uintptr_t steal(worker& w);
+  void inject(std::uintptr_t item, bool new_task);
+  void notify_one_if_sleeping() noexcept;
+  bool park(worker& w);  // false once shut down
+  bool work_visible() const noexcept;
+  bool quiescent() const noexcept;
+  fiber_record* new_fiber();
+
+  stack_pool stacks_;
+  timer_queue timers_;
+  std::size_t idle_limit_;
+  std::vector<std::unique_ptr<worker>> workers_;
+
+  std::mutex inject_mutex_;
+  std::deque<std::uintptr_t> injected_;  // guarded by inject_mutex_
+  std::atomic<std::size_t> injected_size_{0};
+  std::atomic<std::uint64_t> external_created_{0};
+
+  std::mutex park_mutex_;
+  std::condition_variable park_cv_;
+  std::condition_variable quiesce_cv_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stopping_{false};
+  bool shut_down_ = false;  // guarded by park_mutex_
+  bool joined_ = false;
+
+  std::atomic<std::size_t> fibers_created_{0};
+  std::atomic<std::size_t> fibers_alive_{0};
+};
+
+// ---- the switching layer (context_switch.cpp) --------------------------------------------
+/// Saves the running context `from` and resumes `to`. The caller has set the worker's
+/// pending_from / pending_action / current. Returns when something switches back to `from`,
+/// possibly on another thread, after running that switch's pending action.
+void switch_context(context& from, context& to) noexcept;
+/// A new fiber on a pooled stack, ready to be switched to. Throws if no stack can be mapped.
+fiber_record* create_fiber(scheduler& s);
+/// Records the worker thread's own stack as a context (for TSan).
+void prepare_home(context& home) noexcept;
+
+// ---- scheduler.cpp ---------------------------------------------------------------------
+worker* current_worker() noexcept;
+/// A fiber's life: run tasks until told to end; returns the context to end into.
+context* fiber_main(fiber_record& self) noexcept;
+/// Stops the calling fiber: picks the next context, switches, and has `action` run there.
+/// Returns when the fiber is resumed.
+void suspend_current(post_switch_action action) noexcept;
+/// As suspend_current, but to a context the caller already chose.
+void suspend_to(context& next, post_switch_action action) noexcept;
+
+[[noreturn]] void fatal(const char* what) noexcept;
+
+}  // namespace pools::fibers::detail

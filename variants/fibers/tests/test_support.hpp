@@ -1,0 +1,69 @@
+// Shared helpers for the fibers tests.
+#pragma once
+
+#include <pools/unhandled_exception.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace fibers_test {
+
+/// Sanitized builds run several times slower: stress loops shrink (never vanish) there.
+inline bool sanitized() {
+  const char* v = std::getenv("POOLS_SANITIZED");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+inline std::size_t scaled(std::size_t n, std::size_t divisor = 10) {
+  return sanitized() ? n / divisor : n;
+}
+
+/// Spins until pred() or `limit` passes; returns pred(). For waiting on *another thread*, never
+/// as a way to order fibers (tests use latches and channels for that).
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+/// Installs a handler that counts reported exceptions with a given message, for one scope.
+class reported_exceptions {
+ public:
+  explicit reported_exceptions(std::string message) {
+    expected() = std::move(message);
+    count() = 0;
+    previous_ = pools::set_unhandled_exception_handler(&handler);
+  }
+  ~reported_exceptions() { pools::set_unhandled_exception_handler(previous_); }
+  int seen() const { return count().load(); }
+
+ private:
+  static std::string& expected() {
+    static std::string s;
+    return s;
+  }
+  static std::atomic<int>& count() {
+    static std::atomic<int> c{0};
+    return c;
+  }
+  static void handler(std::exception_ptr e) noexcept {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      if (expected() == ex.what()) count().fetch_add(1);
+    } catch (...) {
+    }
+  }
+  pools::unhandled_exception_handler previous_;
+};
+
+}  // namespace fibers_test

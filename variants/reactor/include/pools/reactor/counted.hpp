@@ -1,0 +1,34 @@
+// pools/reactor/counted.hpp — count the live objects of a type.
+//
+//   class session : public pools::reactor::connection<session>, public pools::reactor::counted<session>
+//   {...}; pools::reactor::counted<session>::live()   // sessions alive right now
+//
+// In callback code an object's life is decided by which handlers still own it, which is easy
+// to get wrong in both directions: too short is a use-after-free, too long (a shared_ptr cycle)
+// is a leak that no crash will ever show. A live count that must return to zero once the work
+// is done turns a leak into a failing check; AddressSanitizer catches the use-after-free. The
+// server driver reports the same count as its open-connection gauge.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace pools::reactor {
+
+template <class T>
+class counted {
+ public:
+  /// Objects of T constructed and not yet destroyed (relaxed: a gauge, not a synchronisation).
+  static std::int64_t live() noexcept { return live_.load(std::memory_order_relaxed); }
+
+ protected:
+  counted() noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
+  counted(const counted&) noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
+  counted& operator=(const counted&) noexcept = default;
+  ~counted() { live_.fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  static inline std::atomic<std::int64_t> live_{0};
+};
+
+}  // namespace pools::reactor

@@ -1,0 +1,162 @@
+// pools/reactor/executor.hpp — a callback reactor: Boost.Asio io_contexts run by a fixed set of
+// threads, behind the pools::Executor concept.
+//
+//   pools::reactor::executor ex(4, pools::reactor::strategy::per_thread);
+//   ex.post([] { ... });                           // a callback, run once on a reactor thread
+//   asio::ip::tcp::socket s(ex.next_context());    // or put I/O objects on its io_contexts
+//
+// A reactor does not run your code; it runs *completion handlers*: "when X is ready, call this".
+// A posted task is the degenerate case (X = now). Control flow is inverted: a function that
+// waits for something does not return the result, it registers a handler and returns, and
+// whatever must survive until the handler runs has to be owned by the handler (see
+// pools/reactor/connection.hpp for the ownership rules, README.md for why).
+//
+// Strategies (pools/reactor/strategy.hpp): per_thread = N io_contexts with one thread each,
+// work handed out round-robin; shared = one io_context run by N threads.
+//
+// post(f) hands f straight to asio::post on the chosen io_context: no wrapper, no extra
+// allocation beyond Asio's own (recycled) operation. Exceptions are not caught per handler:
+// an exception escaping *any* handler — posted task, timer, socket completion — unwinds out of
+// io_context::run(), which every reactor thread calls in a loop that reports it to
+// pools::report_unhandled_exception and re-enters run() (Asio supports exactly this). So the
+// rule "report, never terminate" covers I/O handlers too, at zero cost on the hot path.
+//
+// Stopping and destruction (the pools::Executor contract, rule 3):
+//   request_stop()  stops accepting work from outside and returns at once. Tasks already
+//                   accepted keep running, and tasks they post are accepted (a drain must not
+//                   cut a chain of callbacks in half). Safe from inside a task.
+//   stop()          request_stop(), then waits until every io_context has run out of work and
+//                   joins the threads. Idempotent; callable from several threads.
+//   ~executor()     stop().
+// "Work" is Asio's outstanding work: queued handlers *and pending asynchronous operations*. A
+// timer due in an hour or a socket read waiting for a client keeps stop() waiting: close
+// sockets and cancel timers first (pools/reactor/connection_registry.hpp, timer_handle::cancel).
+// During the drain, handlers reach other io_contexts through this executor (post, next_context,
+// make_strand, post_after), which then keeps their work on their own context; a *raw*
+// asio::post to another io_context, from a handler that started after the stop was requested,
+// may land on a per_thread context that has already finished (its handler is then destroyed
+// unrun). Work aimed at a context that still has pending operations (an open connection's
+// socket) is safe: those operations keep that context running.
+// After request_stop(), post() or next_context() from a thread that is not running one of this
+// executor's tasks throws executor_stopped. A post that *races* with request_stop() from another
+// thread is undefined, as posting during destruction is for every executor in this repository.
+// stop() (and so the destructor) must not be called from one of the executor's own tasks: it
+// would wait for itself; stop() throws std::logic_error, the destructor cannot and terminates.
+#pragma once
+
+#include <pools/reactor/strategy.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace pools::reactor {
+
+/// Thrown by post() and next_context() after request_stop(), when the caller is not one of the
+/// executor's own tasks.
+class executor_stopped : public std::runtime_error {
+ public:
+  executor_stopped();
+};
+
+class executor {
+ public:
+  using context_type = boost::asio::io_context;
+
+  /// Starts `threads` reactor threads (at least 1, else std::invalid_argument) with strategy `s`.
+  executor(std::size_t threads, reactor::strategy s);
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+  /// stop(): drains, then joins. See the header comment.
+  ~executor();
+
+  /// Runs f() once on a reactor thread (pools::Executor). per_thread: on the next io_context
+  /// round-robin; shared: on the one io_context.
+  template <class F>
+  void post(F&& f) {
+    boost::asio::post(next_context(), std::forward<F>(f));
+  }
+
+  /// The number of reactor threads.
+  std::size_t concurrency() const noexcept { return threads_count_; }
+  reactor::strategy strategy() const noexcept { return strategy_; }
+
+  /// per_thread: as many io_contexts as threads; shared: 1.
+  std::size_t context_count() const noexcept { return contexts_.size(); }
+  /// The i-th io_context, for I/O objects that must live on a particular one. i < context_count(),
+  /// else std::out_of_range. It stays valid until the executor is destroyed.
+  context_type& context(std::size_t i);
+
+  /// The io_context the next unit of work should go to: the round-robin choice for per_thread
+  /// (give each new connection its own), the one io_context for shared. After request_stop()
+  /// a reactor thread gets its own io_context (so a drain never posts to a context whose thread
+  /// may have finished) and any other thread gets executor_stopped.
+  context_type& next_context() {
+    // relaxed is enough: a task that starts after request_stop()'s quiescence marker ran on its
+    // thread is ordered after the store by that marker's post; one that reads false is, by the
+    // marker argument in executor.cpp, finished before the work guards are released.
+    if (stopping_.load(std::memory_order_relaxed)) [[unlikely]]
+      return context_while_stopping();
+    return *contexts_[next_index()];
+  }
+
+  /// True on a reactor thread of this executor while it runs a handler.
+  bool running_in_this_thread() const noexcept;
+
+  /// Stops accepting new work from outside; returns without waiting. Idempotent.
+  void request_stop();
+  /// request_stop(), then waits for the drain and joins the threads. Idempotent.
+  void stop();
+  /// True once request_stop() has been called.
+  bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
+
+ private:
+  std::size_t next_index() noexcept {
+    const std::size_t n = contexts_.size();
+    if (n == 1) return 0;
+    // One cursor per posting thread rather than one per executor: a shared atomic counter
+    // would be a cache line every poster writes on every post, a cost raw Asio does not have.
+    // Any thread's consecutive posts still visit every context in turn.
+    thread_local std::size_t cursor = 0;
+    if (++cursor >= n) cursor = 0;
+    return cursor;
+  }
+  context_type& context_while_stopping();
+  void release_work() noexcept;
+
+  using work_guard = boost::asio::executor_work_guard<context_type::executor_type>;
+
+  const reactor::strategy strategy_;
+  const std::size_t threads_count_;
+  // Declared before the guards and threads, so destroyed after them: an io_context must outlive
+  // every thread running it and every guard on it.
+  std::vector<std::unique_ptr<context_type>> contexts_;
+  std::vector<work_guard> work_;  // keep run() from returning while idle, until the drain
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> markers_left_{0};  // per_thread drain: contexts not yet quiescent
+  std::mutex join_mutex_;                     // serialises concurrent stop() calls' joins
+};
+
+/// per_thread strategy, constructible from a thread count (registered with the conformance suite).
+class per_thread_executor final : public executor {
+ public:
+  explicit per_thread_executor(std::size_t threads) : executor(threads, strategy::per_thread) {}
+};
+
+/// shared strategy, constructible from a thread count (registered with the conformance suite).
+class shared_executor final : public executor {
+ public:
+  explicit shared_executor(std::size_t threads) : executor(threads, strategy::shared) {}
+};
+
+}  // namespace pools::reactor

@@ -1,0 +1,140 @@
+#include <pools/reactor/executor.hpp>
+#include <pools/unhandled_exception.hpp>
+
+#include <string>
+
+#if defined(__linux__)
+#include <pthread.h>
+#endif
+
+namespace pools::reactor {
+
+executor_stopped::executor_stopped()
+    : std::runtime_error("pools::reactor::executor: stopped, no longer accepting work from outside") {}
+
+namespace {
+
+// An exception escaping a handler unwinds out of run(). Asio leaves the io_context consistent
+// (its scheduler's cleanup guards return the work count and the thread's private queue), and
+// documents that the thread may call run() again without restart(). So: report, re-enter.
+// run() returns normally only once the io_context has run out of work for good.
+void run_reporting(boost::asio::io_context& ctx) noexcept {
+  for (;;) {
+    try {
+      ctx.run();
+      return;
+    } catch (...) {
+      pools::report_unhandled_exception(std::current_exception());
+    }
+  }
+}
+
+void name_thread([[maybe_unused]] std::thread& t, [[maybe_unused]] std::size_t index) {
+#if defined(__linux__)
+  const std::string name = "reactor-" + std::to_string(index);  // at most 15 characters
+  pthread_setname_np(t.native_handle(), name.substr(0, 15).c_str());
+#endif
+}
+
+}  // namespace
+
+executor::executor(std::size_t threads, reactor::strategy s) : strategy_(s), threads_count_(threads) {
+  if (threads == 0) throw std::invalid_argument("pools::reactor::executor: threads must be at least 1");
+  // The concurrency hint is a promise to Asio. 1 (per_thread) lets its scheduler skip waking
+  // other threads and keep posts made on the context's own thread in a lock-free private queue.
+  const std::size_t contexts = s == strategy::per_thread ? threads : 1;
+  const int hint = s == strategy::per_thread ? 1 : static_cast<int>(threads);
+  contexts_.reserve(contexts);
+  work_.reserve(contexts);
+  for (std::size_t i = 0; i < contexts; ++i) {
+    contexts_.push_back(std::make_unique<context_type>(hint));
+    work_.push_back(boost::asio::make_work_guard(*contexts_.back()));
+  }
+  threads_.reserve(threads);
+  try {
+    for (std::size_t i = 0; i < threads; ++i) {
+      context_type& ctx = *contexts_[i % contexts];
+      threads_.emplace_back([&ctx] { run_reporting(ctx); });
+      name_thread(threads_.back(), i);
+    }
+  } catch (...) {
+    stop();  // a thread failed to start: drain and join the ones that did, then report it
+    throw;
+  }
+}
+
+executor::~executor() {
+  stop();
+}
+
+executor::context_type& executor::context(std::size_t i) {
+  if (i >= contexts_.size()) {
+    throw std::out_of_range("pools::reactor::executor::context(" + std::to_string(i) + "): there are " +
+                            std::to_string(contexts_.size()) + " io_contexts");
+  }
+  return *contexts_[i];
+}
+
+bool executor::running_in_this_thread() const noexcept {
+  for (const auto& ctx : contexts_) {
+    if (ctx->get_executor().running_in_this_thread()) return true;
+  }
+  return false;
+}
+
+executor::context_type& executor::context_while_stopping() {
+  // During the drain a reactor thread keeps its work on its own io_context, which cannot run
+  // out of work while this very handler is still running on it.
+  for (const auto& ctx : contexts_) {
+    if (ctx->get_executor().running_in_this_thread()) return *ctx;
+  }
+  throw executor_stopped();
+}
+
+// Releasing the guards lets each io_context's run() return once its own work count is zero.
+// With one io_context that is the whole drain: a handler's posts count as work before the
+// handler finishes, so the count cannot touch zero while anything is left.
+//
+// With per_thread there are N counts, and a handler on context A may post to context B. Had B's
+// guard already gone and B run dry, B's thread would have left run() and the post would be
+// lost. So the guards go only after each context has *quiesced*: a marker posted to every
+// context after `stopping_` was set. A context runs on one thread, so when its marker runs,
+// every handler that ran before it on that thread — the only ones that can have read
+// stopping_ == false and posted elsewhere — has finished, and its posts are counted on their
+// target contexts; every handler after the marker reads true and posts only to its own context.
+// When the last marker has run, no cross-context post can ever happen again: release.
+void executor::request_stop() {
+  if (stopping_.exchange(true, std::memory_order_acq_rel)) return;
+  if (contexts_.size() == 1) {
+    release_work();
+    return;
+  }
+  markers_left_.store(contexts_.size(), std::memory_order_relaxed);  // published by the posts
+  for (const auto& ctx : contexts_) {
+    boost::asio::post(*ctx, [this] {
+      // acq_rel: the last marker must see every other marker's context as quiesced.
+      if (markers_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) release_work();
+    });
+  }
+}
+
+void executor::release_work() noexcept {
+  // Called exactly once (the first request_stop() or the last marker); nothing else touches
+  // work_ until the destructor, which runs after the threads are joined.
+  for (auto& guard : work_) guard.reset();
+}
+
+void executor::stop() {
+  if (running_in_this_thread()) {
+    throw std::logic_error(
+        "pools::reactor::executor::stop() called from one of its own tasks would wait for itself; "
+        "call request_stop() instead");
+  }
+  request_stop();
+  std::lock_guard lock(join_mutex_);
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace pools::reactor
