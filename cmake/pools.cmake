@@ -95,6 +95,7 @@ endfunction()
 #   bench/*.cpp                workloads in the variant's own spelling -> bench_<name>
 #   <root>/server/drivers/<name>.cpp  the HTTP driver  -> server_<name>
 #   variant_<name>             builds all of the above
+# After the call, ${POOLS_VARIANT} holds <name>: use it for any further target names.
 function(pools_add_variant name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "EXECUTORS;HEADERS;SOURCES;LINK;TEST_LINK;BENCH_LINK")
   if(NOT arg_EXECUTORS OR NOT arg_HEADERS)
@@ -138,6 +139,9 @@ function(pools_add_variant name)
 
   add_custom_target(variant_${name} DEPENDS ${_parts})
   set_property(GLOBAL APPEND PROPERTY POOLS_REGISTERED_VARIANTS ${name})
+  # Extra targets a variant defines after this call (model checks, demos) are named from
+  # ${POOLS_VARIANT}, never a literal, so a renamed copy of the folder still configures.
+  set(POOLS_VARIANT ${name} PARENT_SCOPE)
 endfunction()
 
 # Called once at the end of the top-level CMakeLists: writes the list of registered variants

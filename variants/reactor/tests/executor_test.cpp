@@ -101,7 +101,8 @@ TEST_CASE_TEMPLATE("executor: N tasks that wait for each other all run at once o
   std::vector<int> context_of(n, -2);
   pools::wait_group wg(n);
   for (std::size_t i = 0; i < n; ++i) {
-    ex.post([&, i] {
+    // next_context(): strict round-robin (post() would send a run of 16 to one context).
+    boost::asio::post(ex.next_context(), [&, i] {
       CHECK(ex.running_in_this_thread());
       context_of[i] = current_context(ex);
       arrived.fetch_add(1);
@@ -120,6 +121,30 @@ TEST_CASE_TEMPLATE("executor: N tasks that wait for each other all run at once o
   } else {
     CHECK(contexts == std::set<int>{0});
   }
+}
+
+TEST_CASE("executor: per_thread post() hands out runs of post_run_length to each io_context in turn") {
+  constexpr std::size_t n = 3, run = executor::post_run_length;
+  per_thread_executor ex(n);
+  std::vector<std::atomic<int>> per_context(n);
+  std::atomic<int> elsewhere{0};
+  pools::wait_group wg(static_cast<std::ptrdiff_t>(n * run));
+  // Any n * run consecutive posts of one thread: exactly `run` on each context, wherever in a
+  // run this thread's cursor starts.
+  for (std::size_t i = 0; i < n * run; ++i) {
+    ex.post([&] {
+      const int c = current_context(ex);
+      if (c < 0) {
+        elsewhere.fetch_add(1);
+      } else {
+        per_context[static_cast<std::size_t>(c)].fetch_add(1);
+      }
+      wg.done();
+    });
+  }
+  wg.wait();
+  CHECK(elsewhere.load() == 0);
+  for (std::size_t c = 0; c < n; ++c) CHECK(per_context[c].load() == static_cast<int>(run));
 }
 
 TEST_CASE_TEMPLATE("executor: stop() refuses outside work, then drains everything accepted", E,

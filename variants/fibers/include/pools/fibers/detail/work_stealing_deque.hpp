@@ -10,7 +10,7 @@
 // Memory orders follow Lê, Pop, Cohen, Zappa Nardelli, "Correct and Efficient Work-Stealing for
 // Weak Memory Models" (PPoPP 2013), with the seq_cst fences replaced by seq_cst operations on
 // top and bottom themselves. The instructions are the same on x86 (a locked or fenced store),
-// and ThreadSanitizer, which does not model standalone fences (GCC refuses them under
+// and ThreadSanitizer, which does not model standalone fences (GCC warns at each one under
 // -fsanitize=thread), then sees every ordering the algorithm relies on.
 //
 // push's store of bottom is seq_cst rather than release for a second reason: it is one half of
