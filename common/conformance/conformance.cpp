@@ -190,7 +190,8 @@ TEST_CASE_TEMPLATE("conformance: submit forwards values and exceptions", E, POOL
   }
   SUBCASE("many futures, each with its own result") {
     std::vector<std::future<std::size_t>> futures;
-    for (std::size_t i = 0; i < scaled<E>(1000); ++i) futures.push_back(pools::submit(*ex, [i] { return i * i; }));
+    for (std::size_t i = 0; i < scaled<E>(1000); ++i)
+      futures.push_back(pools::submit(*ex, [i] { return i * i; }));
     for (std::size_t i = 0; i < futures.size(); ++i) CHECK(futures[i].get() == i * i);
   }
 }

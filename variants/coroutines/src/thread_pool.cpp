@@ -8,7 +8,6 @@
 #include <cassert>
 #include <stdexcept>
 
-
 namespace pools::coroutines {
 
 namespace detail {
