@@ -67,6 +67,15 @@ void matmul(matrix_view c, matrix_view a, matrix_view b) {
   }
 }
 
+// A free function, not a lambda: Clang 14 crashes generating a taskloop nested in lambdas, and
+// warns (-Wsign-compare) on a signed loop variable it compares with its own unsigned trip count.
+// `data` is a pointer because taskloop firstprivatises what it did not see declared shared, and a
+// firstprivate reference would copy the whole vector of vectors.
+void fill_taskloop(std::vector<double>* data, std::size_t n, std::int64_t num_tasks) {
+#pragma omp taskloop num_tasks(num_tasks) firstprivate(data)
+  for (std::size_t i = 0; i < n; ++i) fill_vector(data[i], i);
+}
+
 // Runs `body` on one thread of a team of `threads`; the others execute the tasks it creates.
 template <class F>
 void in_team(unsigned threads, F&& body) {
@@ -153,14 +162,7 @@ int main(int argc, char** argv) {
         clear();
         const auto t0 = clock::now();
         if (k == 1) timer.start();
-        const std::int64_t num_tasks = tasks[k], n = p.n;
-        // A pointer, not the reference: taskloop firstprivatises variables it did not see
-        // declared shared, and a firstprivate reference copies the whole referenced vector.
-        std::vector<double>* data = vs.data();
-        in_team(t, [&] {
-#pragma omp taskloop num_tasks(num_tasks) firstprivate(data)
-          for (std::int64_t i = 0; i < n; ++i) fill_vector(data[i], static_cast<std::size_t>(i));
-        });
+        in_team(t, [&] { fill_taskloop(vs.data(), vs.size(), tasks[k]); });
         if (k == 1) timer.stop();
         const double took = std::chrono::duration<double, std::nano>(clock::now() - t0).count();
         if (vector_fill_checksum(vs) != expected) fail_verification("vector_fill: checksum differs");

@@ -18,7 +18,11 @@ namespace {
 
 // A parent in the futures style: submit the child, block until its future is ready. Real code
 // would call child.get(); this one also gives up when told to, so the demonstration can end.
-int parent_task(thread_pool& pool, std::latch& waiting, const std::atomic<bool>& give_up) {
+// Both parents first meet at `started`: each then holds a worker before any child is queued
+// (otherwise a child submitted before the second parent could run first and spoil the setup).
+int parent_task(thread_pool& pool, std::latch& started, std::latch& waiting,
+                const std::atomic<bool>& give_up) {
+  started.arrive_and_wait();
   auto child = pool.submit_task([] { return 1; });
   waiting.count_down();
   while (child.wait_for(1ms) != std::future_status::ready) {
@@ -40,9 +44,9 @@ TEST_CASE("nested wait: with every worker waiting on a queued child, a fixed poo
   std::atomic<bool> give_up{false};
   thread_pool pool(2);
   const give_up_on_exit guard{give_up};
-  std::latch both_waiting(2);
-  auto a = pool.submit_task([&] { return parent_task(pool, both_waiting, give_up); });
-  auto b = pool.submit_task([&] { return parent_task(pool, both_waiting, give_up); });
+  std::latch both_started(2), both_waiting(2);
+  auto a = pool.submit_task([&] { return parent_task(pool, both_started, both_waiting, give_up); });
+  auto b = pool.submit_task([&] { return parent_task(pool, both_started, both_waiting, give_up); });
   both_waiting.wait();
 
   // Both workers are inside the parents, blocked on their children; the children sit in the
@@ -71,9 +75,9 @@ TEST_CASE("nested wait: the same two parents finish when one worker stays free")
   std::atomic<bool> give_up{false};
   thread_pool pool(3);  // one more worker than waiting parents
   const give_up_on_exit guard{give_up};
-  std::latch both_waiting(2);
-  auto a = pool.submit_task([&] { return parent_task(pool, both_waiting, give_up); });
-  auto b = pool.submit_task([&] { return parent_task(pool, both_waiting, give_up); });
+  std::latch both_started(2), both_waiting(2);
+  auto a = pool.submit_task([&] { return parent_task(pool, both_started, both_waiting, give_up); });
+  auto b = pool.submit_task([&] { return parent_task(pool, both_started, both_waiting, give_up); });
   REQUIRE(a.wait_for(patience) == std::future_status::ready);
   REQUIRE(b.wait_for(patience) == std::future_status::ready);
   CHECK(a.get() == 2);

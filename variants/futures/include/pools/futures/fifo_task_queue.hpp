@@ -5,8 +5,8 @@
 // for every task, so the thread that posts and the threads that run fight over one cache line.
 // This queue gives each end its own lock (Michael & Scott's "two-lock queue", 1996): producers
 // lock the tail, workers lock the head, and the one thing the two ends share is the counter
-// `pushed_` that the tail publishes and the head reads. The locks are spin locks
-// (detail/lock.hpp): each critical section is a few stores, far shorter than a futex sleep.
+// `pushed_` that the tail publishes and the head reads. The locks are spin locks (the shared
+// pools/spinlock.hpp): each critical section is a few stores, far shorter than a futex sleep.
 //
 //   producers ──lock tail──►  [seg]──►[seg]──►[seg]  ◄──lock head── workers
 //                                 ▲ recycled segment (spare_) goes back to the tail
@@ -22,7 +22,7 @@
 #pragma once
 
 #include <pools/futures/detail/cpu.hpp>
-#include <pools/futures/detail/lock.hpp>
+#include <pools/spinlock.hpp>
 #include <pools/unique_function.hpp>
 
 #include <atomic>
@@ -180,13 +180,13 @@ class fifo_task_queue {
   // Each end on its own cache line: a producer's lock and index stay in the producer's cache.
   struct alignas(detail::cache_line) tail_end {
     explicit tail_end(segment* s) : seg(s) {}
-    detail::spin_lock mutex;
+    pools::spinlock mutex;
     segment* seg;
     std::size_t index = 0;
   };
   struct alignas(detail::cache_line) head_end {
     explicit head_end(segment* s) : seg(s) {}
-    detail::spin_lock mutex;
+    pools::spinlock mutex;
     segment* seg;
     std::size_t index = 0;
   };

@@ -8,8 +8,8 @@
 // std::priority_queue, as BS::thread_pool uses, does not promise that).
 #pragma once
 
-#include <pools/futures/detail/lock.hpp>
 #include <pools/futures/priority.hpp>
+#include <pools/spinlock.hpp>
 #include <pools/unique_function.hpp>
 
 #include <algorithm>
@@ -85,7 +85,7 @@ class priority_task_queue {
     return a.sequence > b.sequence;
   }
 
-  detail::spin_lock mutex_;
+  pools::spinlock mutex_;
   std::vector<entry> heap_;
   std::uint64_t next_sequence_ = 0;
   std::atomic<std::size_t> size_{0};

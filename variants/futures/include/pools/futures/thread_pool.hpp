@@ -28,6 +28,7 @@
 // wait() from inside a task of the same pool is detected and throws wait_deadlock.
 #pragma once
 
+#include <pools/cpu_relax.hpp>
 #include <pools/executor.hpp>
 #include <pools/futures/detail/cpu.hpp>
 #include <pools/futures/detail/shared_callable.hpp>
@@ -553,7 +554,7 @@ class basic_thread_pool {
       if (stop_.load(std::memory_order_relaxed)) return !may_exit();
       if (hold_.load(std::memory_order_relaxed) == 0 && queue_.maybe_nonempty_relaxed()) return true;
       if (round < spin_pause_rounds) {
-        detail::cpu_relax();
+        pools::cpu_relax();
       } else {
         std::this_thread::yield();
       }

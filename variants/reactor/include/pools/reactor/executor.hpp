@@ -44,6 +44,7 @@
 // would wait for itself; stop() throws std::logic_error, the destructor cannot and terminates.
 #pragma once
 
+#include <pools/reactor/post_cursor.hpp>
 #include <pools/reactor/strategy.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -51,6 +52,7 @@
 #include <boost/asio/post.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -79,16 +81,13 @@ class executor {
   /// stop(): drains, then joins. See the header comment.
   ~executor();
 
-  /// Runs f() once on a reactor thread (pools::Executor). per_thread: io_contexts in turn, in
-  /// runs of post_run_length consecutive posts per context (see next_post_index); shared: the
-  /// one io_context.
+  /// Runs f() once on a reactor thread (pools::Executor). per_thread: on the io_context
+  /// pools/reactor/post_cursor.hpp picks (round-robin, in runs that grow with the length of a
+  /// burst of posts); shared: on the one io_context.
   template <class F>
   void post(F&& f) {
     boost::asio::post(post_context(), std::forward<F>(f));
   }
-
-  /// per_thread: how many consecutive post() calls of one thread go to the same io_context.
-  static constexpr unsigned post_run_length = 16;
 
   /// The number of reactor threads.
   std::size_t concurrency() const noexcept { return threads_count_; }
@@ -121,34 +120,14 @@ class executor {
   bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
 
  private:
-  // Both choices keep one cursor per calling thread rather than one per executor: a shared
-  // atomic counter would be a cache line every poster writes on every post, a cost raw Asio
-  // does not have. A thread's consecutive calls still visit every context in turn.
-  //
-  // next_context() (connections, timers: long-lived work) moves on at every call, so N
-  // connections land on N different threads.
+  // Strict round-robin, one cursor per calling thread (a shared atomic counter would be a
+  // cache line every caller writes, a cost raw Asio does not have): N consecutive calls of any
+  // thread — N new connections — land on N different threads.
   std::size_t next_index() noexcept {
     const std::size_t n = contexts_.size();
     if (n == 1) return 0;
     thread_local std::size_t cursor = 0;
     if (++cursor >= n) cursor = 0;
-    return cursor;
-  }
-  // post() (short tasks) moves on every post_run_length posts. Alternating at every post was
-  // measured 1.4-2.4x slower than asio::thread_pool on `submit`: each context then receives
-  // every N-th task, its thread drains it and goes to sleep before the next one comes, and every
-  // post pays a futex wake-up and the thread a sleep/wake cycle. In runs, the woken thread is
-  // still awake for the rest of the run, and the post finds no sleeper to wake.
-  std::size_t next_post_index() noexcept {
-    const std::size_t n = contexts_.size();
-    if (n == 1) return 0;
-    thread_local std::size_t cursor = 0;
-    thread_local unsigned in_run = 0;
-    if (++in_run >= post_run_length) {
-      in_run = 0;
-      ++cursor;
-    }
-    if (cursor >= n) cursor = 0;  // also when this thread last posted to a larger executor
     return cursor;
   }
   context_type& post_context() {
@@ -157,7 +136,11 @@ class executor {
     // marker argument in executor.cpp, finished before the work guards are released.
     if (stopping_.load(std::memory_order_relaxed)) [[unlikely]]
       return context_while_stopping();
-    return *contexts_[next_post_index()];
+    if (contexts_.size() == 1) return *contexts_[0];
+    thread_local post_cursor cursor;
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    return *contexts_[cursor.next(contexts_.size(),
+                                  std::chrono::duration_cast<std::chrono::nanoseconds>(now).count())];
   }
   context_type& context_while_stopping();
   void release_work() noexcept;

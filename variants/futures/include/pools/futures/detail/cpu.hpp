@@ -1,4 +1,5 @@
-// pools/futures/detail/cpu.hpp — the two machine facts the pool's hot path is laid out around.
+// pools/futures/detail/cpu.hpp — the machine fact the pool's hot data is laid out around.
+// (The other one, the spin-wait pause, is shared: pools/cpu_relax.hpp.)
 #pragma once
 
 #include <cstddef>
@@ -10,15 +11,5 @@ namespace pools::futures::detail {
 /// ARM cores. Not std::hardware_destructive_interference_size: GCC warns that its value may
 /// differ between translation units compiled for different CPUs, which would break the layout.
 inline constexpr std::size_t cache_line = 64;
-
-/// One spin-wait step: tells the core this is a busy-wait loop, which frees pipeline resources
-/// for the sibling hyper-thread and avoids a memory-order mis-speculation when the loop exits.
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 }  // namespace pools::futures::detail
