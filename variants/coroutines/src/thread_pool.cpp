@@ -1,8 +1,9 @@
 // The scheduler behind pools::coroutines::thread_pool: worker loop, stealing, parking, draining.
 // The protocol is summarised in thread_pool.hpp and drawn in the README ("Parking").
-#include <pools/coroutines/detail/fence.hpp>
 #include <pools/coroutines/detail/futex.hpp>
 #include <pools/coroutines/thread_pool.hpp>
+#include <pools/cpu_relax.hpp>
+#include <pools/detail/seq_cst_fence.hpp>
 
 #include <algorithm>
 #include <cassert>
@@ -38,16 +39,6 @@ using clock = std::chrono::steady_clock;
 // a futex round trip plus the cost of sleeping while work arrives.
 constexpr unsigned spin_rounds = 64;
 constexpr unsigned pauses_per_round = 16;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#else
-  std::this_thread::yield();
-#endif
-}
 
 inline std::uint64_t xorshift(std::uint64_t& s) noexcept {
   s ^= s << 13;
@@ -133,7 +124,7 @@ void thread_pool::worker_main(detail::worker& w) {
     for (unsigned round = 0; round < spin_rounds && !found; ++round) {
       found = find_remote(w, h);
       if (!found) {
-        for (unsigned k = 0; k < pauses_per_round; ++k) cpu_relax();
+        for (unsigned k = 0; k < pauses_per_round; ++k) pools::cpu_relax();
       }
     }
     searching_.fetch_sub(1, std::memory_order_relaxed);
@@ -210,12 +201,12 @@ bool thread_pool::steal(detail::worker& w, void*& out) {
     if (v == w.index) continue;
     for (int attempt = 0; attempt < 2; ++attempt) {  // a lost race means the victim had items: retry once
       const auto r = workers_[v]->deque.steal();
-      if (r.status == steal_status::success) {
+      if (r.status == pools::steal_status::success) {
         out = r.value;
         steals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
         return true;
       }
-      if (r.status == steal_status::empty) break;
+      if (r.status == pools::steal_status::empty) break;
     }
   }
   return false;
@@ -232,7 +223,7 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
   w.parked.store(1, std::memory_order_relaxed);
   set_idle(w.index);
   // seq_cst: the worker's half of the store-buffering handshake (see above).
-  detail::seq_cst_fence();
+  pools::detail::seq_cst_fence();
   if (find_remote(w, out)) {
     clear_idle(w.index);
     return park_result::found_work;
@@ -296,7 +287,7 @@ bool thread_pool::wake_one() noexcept {
 
 void thread_pool::wake_all() noexcept {
   // seq_cst: the submitter's half of the handshake, for the stop flag stored before the call.
-  detail::seq_cst_fence();
+  pools::detail::seq_cst_fence();
   while (wake_one()) {
   }
 }
@@ -310,7 +301,7 @@ void thread_pool::inject(std::coroutine_handle<> h) {
   }
   injected_count_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
   // seq_cst: the submitter's half of the handshake (see park()).
-  detail::seq_cst_fence();
+  pools::detail::seq_cst_fence();
   // relaxed: ordered by the fence. A searching worker will find the item or park, and parking
   // re-checks the injection queue after its own fence, so no wake is needed then.
   if (searching_.load(std::memory_order_relaxed) == 0) wake_one();
@@ -320,7 +311,7 @@ void thread_pool::add_timer(std::chrono::steady_clock::time_point deadline, std:
   if (timers_.add(deadline, h)) {
     // The new earliest deadline: a parked worker may be sleeping past it. seq_cst: the
     // submitter's half of the handshake; the parker reads next_deadline() after its fence.
-    detail::seq_cst_fence();
+    pools::detail::seq_cst_fence();
     if (searching_.load(std::memory_order_relaxed) == 0) wake_one();  // relaxed: as in inject()
   }
 }

@@ -9,12 +9,12 @@ namespace pools::fibers::detail {
 namespace {
 
 void unlock_spinlock(context*, void* lock) noexcept {
-  static_cast<spinlock*>(lock)->unlock();
+  static_cast<pools::spinlock*>(lock)->unlock();
 }
 
 struct timed_park {
   waiter* w;
-  spinlock* lock;  // nullptr for a plain sleep
+  pools::spinlock* lock;  // nullptr for a plain sleep
   std::chrono::steady_clock::time_point deadline;
 };
 
@@ -22,7 +22,7 @@ struct timed_park {
 // the primitive then always finds the timer armed, so the woken fiber's cancel() cannot miss it.
 void arm_timer(context*, void* arg) noexcept {
   auto& p = *static_cast<timed_park*>(arg);
-  spinlock* lock = p.lock;  // read before add(): after it the timer may fire and resume the fiber
+  pools::spinlock* lock = p.lock;  // read before add(): after it the timer may fire and resume the fiber
   scheduler& s = *p.w->fiber->owner;
   const bool earliest = s.timers().add(*p.w, p.deadline);
   if (lock != nullptr) lock->unlock();
@@ -86,15 +86,15 @@ void wait_for_task(task_base& t) {
     // below) are dead references: drop them now, while they are cache-hot, rather than letting
     // them pile up until this fiber's task ends (a fork-join tree joined in spawn order would
     // otherwise leave one per node, and thieves would waste their steals on them).
-    for (std::uintptr_t bottom; (bottom = w->deque.peek_bottom()) != 0 && bottom != item;) {
+    for (std::uintptr_t bottom; (bottom = peek_item(w->deque)) != 0 && bottom != item;) {
       task_base* stale = is_fiber_item(bottom) ? nullptr : task_of(bottom);
       if (stale == nullptr || !stale->joinable || !stale->claimed.load(std::memory_order_relaxed)) break;
-      if (w->deque.pop() != bottom) break;  // a thief took it (and will drop it)
+      if (pop_item(w->deque) != bottom) break;  // a thief took it (and will drop it)
       release(stale);
     }
     // The fast path of fork-join: the child is still the newest entry of our own deque. Taking
     // it back makes us the only holder of both references (queue entry and handle).
-    if (w->deque.peek_bottom() == item && w->deque.pop() == item) {
+    if (peek_item(w->deque) == item && pop_item(w->deque) == item) {
       run_inline(t);
       t.refs.store(1, std::memory_order_relaxed);  // the queue's reference, dropped in place
       return;
@@ -156,8 +156,8 @@ void wake(waiter& w) noexcept {
   }
 }
 
-void park(waiter& w, std::unique_lock<spinlock>& lock) {
-  spinlock* l = lock.release();
+void park(waiter& w, std::unique_lock<pools::spinlock>& lock) {
+  pools::spinlock* l = lock.release();
   if (w.fiber != nullptr) {
     suspend_current({&unlock_spinlock, l});
   } else {
@@ -166,8 +166,9 @@ void park(waiter& w, std::unique_lock<spinlock>& lock) {
   }
 }
 
-bool park_until(waiter& w, std::unique_lock<spinlock>& lock, std::chrono::steady_clock::time_point deadline) {
-  spinlock* l = lock.release();
+bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
+                std::chrono::steady_clock::time_point deadline) {
+  pools::spinlock* l = lock.release();
   if (w.fiber != nullptr) {
     timed_park p{&w, l, deadline};
     suspend_current({&arm_timer, &p});

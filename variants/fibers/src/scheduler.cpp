@@ -1,6 +1,8 @@
 // src/scheduler.cpp — the worker loop, work stealing, parking, and draining shutdown.
 #include "scheduler.hpp"
 
+#include <pools/cpu_relax.hpp>
+#include <pools/detail/seq_cst_fence.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <pthread.h>
@@ -21,7 +23,7 @@ thread_local worker* tls_worker = nullptr;
 constexpr int spin_rounds = 32;
 
 void backoff(int round) noexcept {
-  for (int i = 0; i < 32; ++i) cpu_relax();
+  for (int i = 0; i < 32; ++i) pools::cpu_relax();
   if (round > 8) std::this_thread::yield();  // let another thread have the core we are wasting
 }
 
@@ -113,7 +115,7 @@ void scheduler::shutdown() {
     if (!is_fiber_item(item)) release(task_of(item));
   };
   for (auto& w : workers_) {
-    while (const std::uintptr_t item = w->deque.pop()) drop(item);
+    while (const std::uintptr_t item = pop_item(w->deque)) drop(item);
   }
   for (const std::uintptr_t item : injected_) drop(item);
   injected_.clear();
@@ -162,17 +164,22 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   std::lock_guard lock(inject_mutex_);
   if (new_task) external_created_.fetch_add(1, std::memory_order_release);
   injected_.push_back(item);
-  injected_size_.store(injected_.size(), std::memory_order_seq_cst);  // Dekker: see below
+  // relaxed: the fence in notify_one_if_sleeping orders it before the read of sleepers_ (Dekker:
+  // see there); the lock orders it with the other stores of the mirror.
+  injected_size_.store(injected_.size(), std::memory_order_relaxed);
   notify_one_if_sleeping();
 }
 
-// The wake-up half of a Dekker handshake with park(): the caller has published work with a
-// seq_cst store (a deque's bottom, the injection queue's size, the earliest timer), and we then
-// read `sleepers_` with seq_cst; a parking worker increments `sleepers_`, then re-reads those
-// same variables. Both sides' accesses are in the single seq_cst order, so at least one sees the
-// other: no worker sleeps through work it should have taken. The price is the store's fence
-// (one per spawn) — see README, "costs".
+// The wake-up half of a Dekker (store-buffering) handshake with park(): the caller has published
+// work with a store (a deque's bottom, released by push(); the injection queue's size; the earliest
+// timer), and we then issue a seq_cst fence and read `sleepers_`; a parking worker increments
+// `sleepers_`, issues a seq_cst fence, then re-reads those same variables. The two fences are
+// ordered one way or the other in the single seq_cst order, and whichever comes second sees the
+// store the other side made before its fence: no worker sleeps through work it should have taken.
+// The fence is the price (one per spawn) — see README, "costs". Under ThreadSanitizer it is an
+// RMW of one shared word, which TSan sees as the same ordering (pools/detail/seq_cst_fence.hpp).
 void scheduler::notify_one_if_sleeping() noexcept {
+  pools::detail::seq_cst_fence();
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     // Taking the lock orders this notify after a parking worker's re-check (it holds the lock
     // from its increment until it waits), so the notify cannot fall in between.
@@ -209,7 +216,8 @@ std::uintptr_t scheduler::steal(worker& w) {
   for (std::size_t k = 0; k < n; ++k) {
     worker& victim = *workers_[(start + k) % n];
     if (&victim == &w) continue;
-    if (const std::uintptr_t item = victim.deque.steal()) return item;
+    // A lost race moves on to the next victim, as an empty deque does.
+    if (const auto r = victim.deque.steal(); r.status == pools::steal_status::success) return r.value;
   }
   return 0;
 }
@@ -220,10 +228,10 @@ std::uintptr_t scheduler::find_work(worker& w) {
     // Every 61st look starts at the shared queue, so work from outside and yielded fibers are
     // not starved by a worker that keeps feeding its own deque (Go's scheduler does the same).
     if (++w.tick % 61 == 0) item = pop_injected(w);
-    if (item == 0) item = w.deque.pop();
+    if (item == 0) item = pop_item(w.deque);
     if (item == 0 && timers_.due()) {
       timers_.fire();  // woken fibers land on this worker's deque
-      item = w.deque.pop();
+      item = pop_item(w.deque);
     }
     if (item == 0) item = pop_injected(w);
     if (item == 0) item = steal(w);
@@ -242,9 +250,13 @@ std::uintptr_t scheduler::find_work(worker& w) {
 }
 
 bool scheduler::work_visible() const noexcept {
+  // The parker's half of the handshake (notify_one_if_sleeping): after the increment of sleepers_,
+  // before the re-reads. With it, looks_empty()'s relaxed loads see a bottom published before the
+  // submitter's fence.
+  pools::detail::seq_cst_fence();
   if (injected_size_.load(std::memory_order_seq_cst) != 0 || timers_.due()) return true;
   for (const auto& w : workers_) {
-    if (!w->deque.empty()) return true;
+    if (!w->deque.looks_empty()) return true;
   }
   return false;
 }

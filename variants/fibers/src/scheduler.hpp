@@ -11,10 +11,10 @@
 //              (a fiber that was woken and waits to continue).
 #pragma once
 
+#include <pools/chase_lev_deque.hpp>
 #include <pools/fibers/detail/context.hpp>
 #include <pools/fibers/detail/task.hpp>
 #include <pools/fibers/detail/waiter.hpp>
-#include <pools/fibers/detail/work_stealing_deque.hpp>
 #include <pools/fibers/thread_pool.hpp>
 
 #include <atomic>
@@ -39,6 +39,11 @@ struct post_switch_action {
 };
 
 class scheduler;
+
+/// Each worker's Chase–Lev deque of items (pools/chase_lev_deque.hpp, shared with the coroutines
+/// variant). Its push() only releases: the wake-up handshake adds its own seq_cst fence
+/// (scheduler::notify_one_if_sleeping, scheduler::park).
+using work_stealing_deque = pools::chase_lev_deque<std::uintptr_t>;
 
 struct alignas(64) worker {
   worker(scheduler& s, std::size_t i) noexcept
@@ -81,6 +86,16 @@ inline task_base* task_of(std::uintptr_t i) noexcept {
 }
 inline fiber_record* fiber_of(std::uintptr_t i) noexcept {
   return reinterpret_cast<fiber_record*>(i & ~fiber_tag);
+}
+
+// The deque in the item vocabulary, where 0 means "nothing" (items are never 0). Owner only.
+inline std::uintptr_t pop_item(work_stealing_deque& d) noexcept {
+  std::uintptr_t item = 0;
+  return d.pop(item) ? item : 0;
+}
+inline std::uintptr_t peek_item(const work_stealing_deque& d) noexcept {
+  std::uintptr_t item = 0;
+  return d.peek_bottom(item) ? item : 0;
 }
 
 class scheduler {

@@ -15,8 +15,8 @@
 // half-way through a hand-over.
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/spinlock.hpp>
 
 #include <cstddef>
 #include <deque>
@@ -133,7 +133,7 @@ class channel {
   };
 
   // Takes the next value if there is one; releases the lock (and wakes a sender) when it does.
-  bool take_locked(std::optional<T>& v, std::unique_lock<detail::spinlock>& guard) {
+  bool take_locked(std::optional<T>& v, std::unique_lock<pools::spinlock>& guard) {
     if (!buffer_.empty()) {
       v.emplace(std::move(buffer_.front()));
       buffer_.pop_front();
@@ -155,7 +155,7 @@ class channel {
     return false;
   }
 
-  mutable detail::spinlock guard_;
+  mutable pools::spinlock guard_;
   const std::size_t capacity_;
   std::deque<T> buffer_;  // guarded by guard_, as is everything below
   detail::wait_queue senders_;

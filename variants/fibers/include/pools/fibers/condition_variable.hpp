@@ -7,9 +7,9 @@
 // (for fibers) or by the thread's own timed wait (for plain threads).
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
 #include <pools/fibers/detail/waiter.hpp>
 #include <pools/fibers/mutex.hpp>
+#include <pools/spinlock.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -92,7 +92,7 @@ class condition_variable {
   }
 
  private:
-  detail::spinlock guard_;
+  pools::spinlock guard_;
   detail::wait_queue waiters_;
 };
 

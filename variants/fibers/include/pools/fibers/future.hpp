@@ -7,8 +7,8 @@
 // first. A promise destroyed without a value stores broken_promise, so no reader waits forever.
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/spinlock.hpp>
 
 #include <chrono>
 #include <exception>
@@ -89,14 +89,14 @@ class shared_state {
   }
 
  private:
-  void publish(std::unique_lock<spinlock>& guard) noexcept {
+  void publish(std::unique_lock<pools::spinlock>& guard) noexcept {
     ready_ = true;
     waiter* list = waiters_.take_all_claimed();
     guard.unlock();
     wake_all(list);
   }
 
-  mutable spinlock guard_;
+  mutable pools::spinlock guard_;
   bool ready_ = false;  // guarded by guard_, as is everything below
   std::optional<value_type> value_;
   std::exception_ptr error_;

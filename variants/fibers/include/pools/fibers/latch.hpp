@@ -7,8 +7,8 @@
 // afterwards, so a waiter that sees zero (under the lock) can never outrun it.
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/spinlock.hpp>
 
 #include <cstddef>
 #include <mutex>
@@ -62,7 +62,7 @@ class latch {
   }
 
  private:
-  mutable detail::spinlock guard_;
+  mutable pools::spinlock guard_;
   std::ptrdiff_t count_;  // guarded by guard_
   mutable detail::wait_queue waiters_;
 };

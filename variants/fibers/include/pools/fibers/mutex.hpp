@@ -8,8 +8,8 @@
 // Not recursive; unlocking a mutex the caller does not hold is undefined, as for std::mutex.
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/spinlock.hpp>
 
 #include <mutex>
 
@@ -49,7 +49,7 @@ class mutex {
   }
 
  private:
-  detail::spinlock guard_;
+  pools::spinlock guard_;
   bool locked_ = false;  // guarded by guard_
   detail::wait_queue waiters_;
 };

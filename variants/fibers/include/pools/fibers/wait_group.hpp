@@ -5,8 +5,8 @@
 // argument is the latch's (latch.hpp): wait() checks under the lock.
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/spinlock.hpp>
 
 #include <cstddef>
 #include <mutex>
@@ -58,7 +58,7 @@ class wait_group {
   }
 
  private:
-  mutable detail::spinlock guard_;
+  mutable pools::spinlock guard_;
   std::ptrdiff_t count_;  // guarded by guard_
   detail::wait_queue waiters_;
 };

@@ -8,7 +8,7 @@
 // otherwise starve.
 #pragma once
 
-#include <pools/coroutines/chase_lev_deque.hpp>
+#include <pools/chase_lev_deque.hpp>
 
 #include <atomic>
 #include <coroutine>
@@ -24,7 +24,7 @@ inline constexpr std::uint32_t fairness_interval = 61;
 
 struct worker {
   worker(thread_pool* p, unsigned i) : pool(p), index(i), rng(0x9E3779B97F4A7C15ull * (i + 1)) {}
-  chase_lev_deque<void*> deque;
+  pools::chase_lev_deque<void*> deque;
   thread_pool* const pool;
   const unsigned index;
   std::uint32_t ticks = 0;  // completions since the loop last looked outside the deque

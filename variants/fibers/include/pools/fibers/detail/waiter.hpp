@@ -18,7 +18,7 @@
 // the woken waiter has taken both locks, no one touches it any more and it may be destroyed.
 #pragma once
 
-#include <pools/fibers/detail/spinlock.hpp>
+#include <pools/spinlock.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -150,11 +150,12 @@ inline void wake_all(waiter* list) noexcept {
 
 /// Blocks until wake(w). `lock` holds the primitive's spinlock, in which `w` is enqueued (and
 /// claimable); it is released here and not re-acquired.
-void park(waiter& w, std::unique_lock<spinlock>& lock);
+void park(waiter& w, std::unique_lock<pools::spinlock>& lock);
 
 /// park() with a deadline. Returns true when woken by the primitive, false on timeout; on
 /// timeout the caller must re-take its lock and erase `w` from its queue (it may still be linked).
-bool park_until(waiter& w, std::unique_lock<spinlock>& lock, std::chrono::steady_clock::time_point deadline);
+bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
+                std::chrono::steady_clock::time_point deadline);
 
 /// Converts any clock's time point to a steady_clock deadline (as std::condition_variable does).
 template <class Clock, class Duration>

@@ -1,4 +1,4 @@
-// relacy_atomics.hpp — the Atomics policy of chase_lev_deque.hpp implemented with Relacy.
+// relacy_atomics.hpp — the Atomics policy of pools/chase_lev_deque.hpp implemented with Relacy.
 //
 // Relacy (Dmitry Vyukov's relacy race detector, Debian relacy-dev) runs the threads of a test as
 // fibers under its own scheduler and simulates the C++ memory model: a relaxed load may return any
@@ -23,7 +23,7 @@
 #undef memory_order_acq_rel
 #undef memory_order_seq_cst
 
-namespace pools::coroutines::model {
+namespace pools::model {
 
 inline rl::memory_order to_rl(std::memory_order mo) {
   switch (mo) {
@@ -82,4 +82,4 @@ struct relacy_atomics {
   }
 };
 
-}  // namespace pools::coroutines::model
+}  // namespace pools::model

@@ -1,4 +1,4 @@
-// deque_model.cpp — Relacy model test of pools::coroutines::chase_lev_deque.
+// deque_model.cpp — Relacy model test of pools::chase_lev_deque (pools/chase_lev_deque.hpp).
 //
 // The production header is included first, before Relacy's macros exist, and instantiated with
 // the Relacy atomics policy: the code checked is the code the pool runs. Two scenarios, each
@@ -7,10 +7,10 @@
 //   * last:   owner and thief fight over the last element again and again.
 // After every schedule, each pushed value must have been taken exactly once, and nothing else.
 //
-// Built three times (CMakeLists.txt): POOLS_CHASE_LEV_MUTANT=0 must pass; 1 (pop()'s seq_cst
+// Built three times (common/CMakeLists.txt): POOLS_CHASE_LEV_MUTANT=0 must pass; 1 (pop()'s seq_cst
 // fence weakened to acq_rel) and 2 (push()'s release store of bottom weakened to relaxed) must
 // be reported by Relacy. main() returns 0 exactly when the outcome is the expected one.
-#include <pools/coroutines/chase_lev_deque.hpp>
+#include <pools/chase_lev_deque.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,9 +19,9 @@
 
 namespace {
 
-using pools::coroutines::chase_lev_deque;
-using pools::coroutines::steal_status;
-using pools::coroutines::model::relacy_atomics;
+using pools::chase_lev_deque;
+using pools::steal_status;
+using pools::model::relacy_atomics;
 using deque_t = chase_lev_deque<int, relacy_atomics>;
 
 constexpr int max_value = 8;

@@ -1,4 +1,4 @@
-// pools/coroutines/chase_lev_deque.hpp — the per-worker work-stealing deque (Chase & Lev, SPAA 2005),
+// pools/chase_lev_deque.hpp — the per-worker work-stealing deque (Chase & Lev, SPAA 2005),
 // with the C11 memory orders proved correct by Lê, Pop, Cohen and Zappa Nardelli, "Correct and
 // efficient work-stealing for weak memory models", PPoPP 2013 (figure 1 of the paper).
 //
@@ -20,13 +20,18 @@
 // Retired rings stay valid for the reads that need them: the items a late thief can see there
 // ([top, old bottom)) were copied, not moved, and its CAS on `top` decides ownership either way.
 //
-// The same source is model-checked by Relacy (variants/coroutines/model/): the deque is written
-// against an `Atomics` policy whose members have std::atomic's names, and the model test plugs in
-// Relacy's atomics. Building with POOLS_CHASE_LEV_MUTANT=1 or =2 weakens one order (see below) and
-// the model test must then fail; CI checks that it does.
+// The same source is model-checked by Relacy (common/model/): the deque is written against an
+// `Atomics` policy whose members have std::atomic's names, and the model test plugs in Relacy's
+// atomics. Building with POOLS_CHASE_LEV_MUTANT=1 or =2 weakens one order (see below) and the
+// model test must then fail; CI checks that it does.
+//
+// Shared by the variants that steal work (coroutines: coroutine handles; fibers: tagged task and
+// fiber pointers). Publishing work is the deque's job; waking a sleeping worker is the pool's:
+// push() only releases, so a pool whose parking relies on a store-load handshake with the new
+// bottom adds its own seq_cst fence after push() (pools/detail/seq_cst_fence.hpp).
 #pragma once
 
-#include <pools/coroutines/detail/fence.hpp>
+#include <pools/detail/seq_cst_fence.hpp>
 
 #include <atomic>
 #include <cassert>
@@ -38,7 +43,7 @@
 #include <utility>
 #include <vector>
 
-namespace pools::coroutines {
+namespace pools {
 
 /// The atomics of production code. A policy provides `atomic<T>` with load/store/
 /// compare_exchange_strong taking std::memory_order, and `thread_fence(order)`.
@@ -46,8 +51,8 @@ struct std_atomics {
   template <class T>
   using atomic = std::atomic<T>;
   static void thread_fence([[maybe_unused]] std::memory_order order) noexcept {
-#if POOLS_COROUTINES_FENCE_RMW
-    detail::seq_cst_fence();  // ThreadSanitizer: a stand-in at least as strong (detail/fence.hpp)
+#if POOLS_FENCE_RMW
+    detail::seq_cst_fence();  // ThreadSanitizer: a stand-in at least as strong (seq_cst_fence.hpp)
 #else
     std::atomic_thread_fence(order);
 #endif
@@ -116,7 +121,8 @@ class chase_lev_deque {
     bottom_.store(b + 1, detail::push_publish_order);
   }
 
-  /// Owner only. The newest item, or false when the deque is empty (or a thief won the last one).
+  /// Owner only. Takes the newest item into `out`; false when the deque is empty or a thief won
+  /// the last item (then `out` holds no meaningful value).
   bool pop(T& out) {
     // relaxed: the owner's own variables.
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
@@ -173,6 +179,18 @@ class chase_lev_deque {
     return {steal_status::success, value};
   }
 
+  /// Owner only. Copies the item pop() would return into `out` without taking it; false when empty.
+  /// A thief may take that item right after: only a following pop() decides who owns it. (Lets an
+  /// owner check that the newest item is the one it wants before popping it, e.g. a joined child.)
+  bool peek_bottom(T& out) const {
+    // relaxed: bottom and ring_ are the owner's own; top is a hint, as the caller's pop() decides.
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    if (b < top_.load(std::memory_order_relaxed)) return false;
+    // relaxed: the owner wrote this slot itself.
+    out = ring_.load(std::memory_order_relaxed)->slot(b).load(std::memory_order_relaxed);
+    return true;
+  }
+
   /// Any thread; a snapshot that may be stale by the time it returns (a hint for idle workers).
   bool looks_empty() const {
     // relaxed both: a hint; callers that must not miss work re-check after a seq_cst fence.
@@ -218,4 +236,4 @@ class chase_lev_deque {
   std::vector<std::unique_ptr<ring>> rings_;  // every ring ever used; owner only; freed at the end
 };
 
-}  // namespace pools::coroutines
+}  // namespace pools

@@ -1,19 +1,27 @@
 // chase_lev_deque: owner LIFO / thief FIFO, growth that keeps every item, and a concurrent stress
 // run in which every item must be taken exactly once. (The memory orders themselves are checked
-// by the Relacy model test, model/deque_model.cpp.)
+// by the Relacy model test, common/model/deque_model.cpp.)
 #include <doctest/doctest.h>
 
-#include <pools/coroutines/chase_lev_deque.hpp>
+#include <pools/chase_lev_deque.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
-#include "test_support.hpp"
+using pools::chase_lev_deque;
+using pools::steal_status;
 
-using pools::coroutines::chase_lev_deque;
-using pools::coroutines::steal_status;
+namespace {
+// POOLS_SANITIZED=1 (set by ctest in sanitizer builds): the stress loop runs smaller.
+bool sanitized() {
+  const char* v = std::getenv("POOLS_SANITIZED");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+}  // namespace
 
 TEST_CASE("chase_lev_deque: the owner pops newest first, thieves steal oldest first") {
   chase_lev_deque<int> dq(4);
@@ -68,7 +76,7 @@ TEST_CASE("chase_lev_deque: wrap-around — a ring reused many times without gro
 }
 
 TEST_CASE("chase_lev_deque: concurrent owner and three thieves take every item exactly once") {
-  const std::int64_t items = coro_test::sanitized() ? 200'000 : 2'000'000;
+  const std::int64_t items = sanitized() ? 200'000 : 2'000'000;
   chase_lev_deque<std::int64_t> dq(2);  // start tiny: growth happens while thieves steal
   std::vector<std::atomic<std::uint8_t>> taken(static_cast<std::size_t>(items));
   std::atomic<bool> done{false};
