@@ -543,6 +543,36 @@ TEST_CASE("e2e: SIGINT stops an idle server with exit code 0") {
   CHECK(*code == 0);
 }
 
+TEST_CASE("e2e: past the shutdown deadline, or on a second signal, what remains is dropped, exit 0") {
+  for (const bool second_signal : {false, true}) {
+    CAPTURE(second_signal);
+    fixture f({"--shutdown-timeout-ms", second_signal ? "60000" : "200"});
+    client slow(f.port());
+    slow.send(get("/sleep?ms=1500"));
+    const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
+    std::uint64_t in_flight = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      in_flight = f.stats()["requests"]["in_flight"].get<std::uint64_t>();
+      if (in_flight >= 2) break;  // the /sleep and this /stats
+      std::this_thread::sleep_for(10ms);
+    }
+    REQUIRE(in_flight >= 2);
+    f.server->signal(SIGTERM);
+    if (second_signal) {
+      std::this_thread::sleep_for(50ms);  // let the first be handled alone
+      f.server->signal(SIGINT);
+    }
+    CHECK(slow.closed_by_server(e2e::io_timeout()));  // dropped before its response
+    const auto code = f.server->wait_exit(std::chrono::seconds(15) * e2e::slowdown());
+    REQUIRE(code.has_value());
+    CHECK_MESSAGE(*code == 0, "stderr:\n", f.server->stderr_text());
+    const auto log = f.server->stderr_text();
+    CHECK_MESSAGE(log.find(second_signal ? "a second signal: dropping 1 connections"
+                                         : "shutdown deadline: dropping 1 connections") != std::string::npos,
+                  "stderr:\n", log);
+  }
+}
+
 TEST_CASE("e2e: command line") {
   temp_dir tmp;
   auto r = e2e::run_server_command({"--help"}, tmp.path);

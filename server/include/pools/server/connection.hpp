@@ -21,7 +21,7 @@
 // operation (the cancelled read/write lands in the loop above, which writes a 408 if one is due
 // and closes); false means the deadline moved later: re-arm for the new conn.deadline(). Re-arming
 // only when the deadline moved earlier keeps timers off the keep-alive fast path (see
-// server/tests/fixture_driver.cpp, watch()).
+// server/src/callback_session.cpp, watch()).
 //
 // Thread safety: none. Every call for one connection must be made by one thread at a time (its
 // I/O thread, strand, fiber or coroutine); a job that runs elsewhere must send its completion

@@ -14,6 +14,10 @@ void busy_wait(std::chrono::nanoseconds d) noexcept;
 /// fib(n) by the naive recursion, serially: the base case a driver's fork-join may cut off to.
 std::uint64_t fib_serial(std::uint64_t n) noexcept;
 
+/// Below this n a fork costs more than it saves: every driver's fork-join runs fib_serial there,
+/// so the drivers compare their forks, not their grain sizes.
+inline constexpr std::uint64_t fib_cutoff = 16;
+
 /// fib(n) by iteration (n <= 93): what the core checks a driver's answer against.
 std::uint64_t fib_expected(std::uint64_t n) noexcept;
 

@@ -1,0 +1,91 @@
+#include <pools/server/asio_support.hpp>
+#include <pools/server/io_thread_session.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include <utility>
+
+namespace pools::server {
+
+namespace asio = boost::asio;
+using error_code = boost::system::error_code;
+
+io_thread_session::io_thread_session(tcp::socket socket)
+    : socket_(std::move(socket)), timer_(socket_.get_executor()), peer_(asio_support::peer(socket_)) {
+  asio_support::tune(socket_);
+}
+
+void io_thread_session::shutdown() {
+  int none = 0;
+  if (stop_.compare_exchange_strong(none, 1) && op_ != nullptr && op_->kind == op_kind::read) {
+    op_->result.stopped = true;
+    socket_.cancel();
+  }
+}
+
+void io_thread_session::drop() {
+  error_code ignored;
+  socket_.close(ignored);
+}
+
+void io_thread_session::post(operation& op) {
+  asio::post(socket_.get_executor(), [this, &op] { begin(op); });
+}
+
+bool io_thread_session::take_stop() {
+  int requested = 1;
+  return stop_.compare_exchange_strong(requested, 2);
+}
+
+void io_thread_session::begin(operation& op) {
+  auto resume = [this, &op](error_code ec, std::size_t n) {
+    op_ = nullptr;
+    op.result.ec = ec;
+    op.result.n = n;
+    op.resume();
+  };
+  error_code ignored;
+  switch (op.kind) {
+    case op_kind::read:
+      if (stop_.load() == 1) {  // a shutdown came before this read: the loop takes it
+        op.result.stopped = true;
+        return resume(asio::error::operation_aborted, 0);
+      }
+      op_ = &op;
+      watch();
+      return socket_.async_read_some(asio_support::buffer(op.in), resume);
+    case op_kind::write:
+      op_ = &op;
+      watch();
+      return asio::async_write(socket_, asio_support::buffer(op.out), resume);
+    case op_kind::half_close:
+      socket_.shutdown(tcp::socket::shutdown_send, ignored);
+      return resume({}, 0);
+    case op_kind::close: {
+      timer_.cancel();
+      socket_.close(ignored);
+      auto self = shared_from_this();  // the listener may hold the last reference but this one
+      closed();
+      return resume({}, 0);
+    }
+  }
+}
+
+// The watchdog, re-armed only when the deadline moved earlier (see callback_session.cpp). The
+// operation in flight carries its deadline: the connection does not change while it waits.
+void io_thread_session::watch() {
+  if (armed_ && op_->deadline >= timer_.expiry()) return;
+  armed_ = true;
+  timer_.expires_at(op_->deadline);
+  timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec) return;  // re-armed (operation_aborted) or closed
+    self->armed_ = false;
+    if (self->op_ == nullptr) return;  // the next operation re-arms
+    if (connection::clock::now() < self->op_->deadline) return self->watch();
+    self->op_->result.expired = true;
+    self->socket_.cancel();
+  });
+}
+
+}  // namespace pools::server

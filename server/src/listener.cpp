@@ -1,0 +1,125 @@
+#include <pools/server/asio_support.hpp>
+#include <pools/server/listener.hpp>
+#include <pools/server/log.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <csignal>
+#include <utility>
+
+namespace pools::server {
+
+namespace asio = boost::asio;
+using error_code = boost::system::error_code;
+
+void session_base::closed() {
+  if (listener_ != nullptr) listener_->forget(this);
+}
+
+listener::listener(app& app, executor control, factory make, std::function<executor()> socket_executor)
+    : app_(app),
+      control_(std::move(control)),
+      make_(std::move(make)),
+      socket_executor_(std::move(socket_executor)),
+      acceptor_(asio_support::listen(control_, app.opts())),
+      signals_(control_, SIGINT, SIGTERM),
+      deadline_(control_) {
+  // Posted: the acceptor and the signal set are used on `control` only, and a multi-threaded
+  // driver's threads may already be running it.
+  asio::post(control_, [this] {
+    accept();
+    signals_.async_wait([this](error_code ec, int signo) {
+      if (!ec) on_signal(signo);
+    });
+  });
+}
+
+listener::~listener() = default;
+
+void listener::accept() {
+  auto on_accept = [this](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;  // `socket` closes
+    if (ec) {
+      log_warn("accept: {}", ec.message());  // e.g. out of descriptors: keep serving
+    } else {
+      auto s = make_(std::move(socket));
+      s->listener_ = this;
+      {
+        std::lock_guard lock(mutex_);
+        sessions_.emplace(s.get(), s);
+      }
+      s->start();  // after registering: a session may close (and be forgotten) at once
+    }
+    accept();
+  };
+  if (socket_executor_)
+    acceptor_.async_accept(socket_executor_(), std::move(on_accept));
+  else
+    acceptor_.async_accept(std::move(on_accept));
+}
+
+std::vector<std::shared_ptr<session_base>> listener::snapshot() {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<session_base>> out;
+  out.reserve(sessions_.size());
+  for (const auto& [_, s] : sessions_) out.push_back(s);
+  return out;
+}
+
+void listener::on_signal(int signo) {
+  if (++signals_seen_ > 1) return cut("a second signal");  // stop at once
+  signals_.async_wait([this](error_code ec, int s) {
+    if (!ec) on_signal(s);
+  });
+  acceptor_.close();
+  std::vector<std::shared_ptr<session_base>> open;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (const auto& [_, s] : sessions_) open.push_back(s);
+  }
+  log_info("signal {}: stop accepting, finishing {} connections", signo, open.size());
+  // Outside the lock: a session may close (and call forget()) while it is being told.
+  for (const auto& s : open) s->shutdown();
+  deadline_.expires_after(app_.opts().shutdown_timeout);
+  deadline_.async_wait([this](error_code ec) {
+    if (!ec) cut("shutdown deadline");
+  });
+  forget(nullptr);  // no session was open: done now
+}
+
+void listener::cut(const char* why) {
+  if (cut_) return;  // the deadline after a second signal, or the other way round
+  cut_ = true;
+  deadline_.cancel();
+  const auto open = snapshot();
+  if (open.empty()) return;
+  log_warn("{}: dropping {} connections", why, open.size());
+  for (const auto& s : open) s->drop();
+}
+
+void listener::forget(session_base* s) {
+  decltype(sessions_)::node_type node;  // freed after the unlock: no session dies under the lock
+  std::lock_guard lock(mutex_);
+  if (s != nullptr) {
+    node = sessions_.extract(s);
+    if (node.empty()) return;  // a second closed()
+  }
+  if (!stopping_ || done_ || !sessions_.empty()) return;
+  done_ = true;
+  // Whatever thread the last session closed on, the listener's own objects are touched on
+  // `control` only. Once this has run nothing of the listener is pending there: a driver's
+  // io_context::run() returns, a reactor's executor can drain.
+  asio::post(control_, [this] {
+    deadline_.cancel();
+    signals_.cancel();
+  });
+  done_cv_.notify_all();
+}
+
+void listener::wait() {
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [this] { return done_; });
+}
+
+}  // namespace pools::server
