@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Side-by-side comparison: every bench_<subject> on every workload, in one run.
 
-Subjects are the registered variants (<build>/pools_variants.txt, written by CMake) plus the
-references that were built (tbb, openmp, asio_pool, naive, boost_fiber). Each (subject, workload)
+Subjects are the registered variants (<build>/pools_variants.txt, written by CMake), their
+flavours (variants/<name>/bench/flavours.txt: the same binary run again under an environment
+setting, e.g. reactor/shared), plus the references that were built (tbb, openmp, asio_pool,
+naive, boost_fiber). Each (subject, workload)
 runs as its own process (so max RSS is per workload) under a time limit. Results are written to
 --out as results.json (every record), results.md (tables with ratios to a reference measured in
 the same run) and results.png (when matplotlib is available).
@@ -42,7 +44,27 @@ def fail(msg):
     sys.exit(2)
 
 
+def read_flavours(variants):
+    """{"<variant>/<label>": {VAR: value}} from each variant's bench/flavours.txt (optional)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    flavours = {}
+    for v in variants:
+        path = os.path.join(root, "variants", v, "bench", "flavours.txt")
+        if not os.path.exists(path):
+            continue
+        for n, line in enumerate(open(path), 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            env = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+            if len(env) != len(words) - 1 or not env:
+                fail(f"{path}:{n}: expected '<label> VAR=value...', got '{line.strip()}'")
+            flavours[f"{v}/{words[0]}"] = env
+    return flavours
+
+
 def find_binary(build, subject):
+    subject = subject.split("/", 1)[0]  # a flavour runs its variant's binary
     hits = sorted(glob.glob(os.path.join(build, "**", f"bench_{subject}"), recursive=True))
     hits = [h for h in hits if os.path.isfile(h) and os.access(h, os.X_OK)]
     return hits[0] if hits else None
@@ -67,12 +89,13 @@ def human(v, unit):
     return f"{v:.2f}×"
 
 
-def run_one(binary, subject, workload, args, out_dir):
-    path = os.path.join(out_dir, "raw", f"{subject}.{workload}.json")
+def run_one(binary, subject, workload, args, out_dir, env=None):
+    path = os.path.join(out_dir, "raw", f"{subject.replace('/', '_')}.{workload}.json")
     cmd = [binary, "--workload", workload, "--threads", str(args.threads), "--reps", str(args.reps),
            "--warmup", "1", "--json", path] + SLOW_SUBJECTS.get(subject, [])
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                           env={**os.environ, **env} if env else None)
     except subprocess.TimeoutExpired:
         return {"workload": workload, "variant": subject, "supported": False,
                 "reason": f"timed out after {args.timeout} s", "command": " ".join(cmd)}
@@ -83,7 +106,9 @@ def run_one(binary, subject, workload, args, out_dir):
     sys.stdout.flush()
     with open(path) as f:
         record = json.load(f)[0]
-    record["command"] = " ".join(os.path.relpath(c) if c == binary else c for c in cmd)
+    record["variant"] = subject  # a flavour's binary may name itself differently
+    prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
+    record["command"] = prefix + " ".join(os.path.relpath(c) if c == binary else c for c in cmd)
     return record
 
 
@@ -187,7 +212,8 @@ def main():
     if not os.path.exists(listing):
         fail(f"{listing} not found: configure and build first (cmake --preset release && cmake --build build)")
     variants = [l.strip() for l in open(listing) if l.strip()]
-    known = variants + REFERENCES
+    flavours = read_flavours(variants)
+    known = [x for v in variants for x in [v] + [f for f in flavours if f.startswith(v + "/")]] + REFERENCES
     subjects = args.subjects.split(",") if args.subjects else known
     for s in subjects:
         if s not in known:
@@ -202,7 +228,7 @@ def main():
         b = find_binary(args.build, s)
         if b:
             binaries[s] = b
-        elif s in variants or args.subjects:
+        elif s.split("/", 1)[0] in variants or args.subjects:
             fail(f"bench_{s} is not built in {args.build} (cmake --build {args.build} --target bench_{s})")
     subjects = [s for s in subjects if s in binaries]
 
@@ -214,7 +240,7 @@ def main():
     records = []
     for w in args.workloads:
         for s in subjects:
-            r = run_one(binaries[s], s, w, args, args.out)
+            r = run_one(binaries[s], s, w, args, args.out, flavours.get(s))
             if r.get("failed") or "timed out" in r.get("reason", ""):
                 print(f"{s:<12} {w:<14} FAILED: {r['reason']}", file=sys.stderr)
             elif not r.get("supported"):
