@@ -1,7 +1,11 @@
 #include <pools/bench/problems.hpp>
 
 #include <fmt/core.h>
+#include <sys/mman.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <random>
 
 namespace pools::bench {
@@ -78,15 +82,40 @@ void matmul_serial(matrix_view c, matrix_view a, matrix_view b) {
   }
 }
 
-matmul_problem::matmul_problem(std::size_t n) : n_(n), a_(n * n), b_(n * n), c_(n * n, 0.0) {
+namespace {
+constexpr std::size_t huge_page = std::size_t{2} << 20;
+
+// 2 MiB-aligned and, where the kernel allows, backed by transparent huge pages (problems.hpp).
+double* allocate_matrices(std::size_t doubles) {
+  const std::size_t bytes = (doubles * sizeof(double) + huge_page - 1) / huge_page * huge_page;
+  void* p = std::aligned_alloc(huge_page, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the run is merely noisier
+#endif
+  std::memset(p, 0, bytes);
+  return static_cast<double*>(p);
+}
+}  // namespace
+
+void matmul_problem::free_storage::operator()(double* p) const noexcept {
+  std::free(p);
+}
+
+matmul_problem::matmul_problem(std::size_t n)
+    : n_(n), storage_(allocate_matrices(3 * n * n)), a_(storage_.get()), b_(a_ + n * n), c_(b_ + n * n) {
   std::mt19937_64 gen(12345);
   std::uniform_int_distribution<int> small(-2, 2);
-  for (auto& x : a_) x = small(gen);
-  for (auto& x : b_) x = small(gen);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) a_[i * n_ + j] = small(gen);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) b_[i * n_ + j] = small(gen);
+  }
 }
 
 void matmul_problem::reset() {
-  std::fill(c_.begin(), c_.end(), 0.0);
+  std::fill(c_, c_ + n_ * n_, 0.0);
 }
 
 void matmul_problem::check() const {
