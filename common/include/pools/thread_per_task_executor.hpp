@@ -67,15 +67,25 @@ class thread_per_task_executor {
     *self = std::thread([this, self, task = std::move(task)]() mutable {
       invoke_reporting(task);
       task = nullptr;  // destroy captured state before announcing completion
-      std::lock_guard lock(mutex_);
-      if (!pending_.empty()) {
-        start_thread(std::move(pending_.front()));
-        pending_.pop_front();
-      } else if (--running_ == 0) {
-        all_done_.notify_all();
+      // Exited threads are joined by whoever comes next: a post(), the destructor, or this thread.
+      // Without the last, a fan-out that ends in a long run of completions (skynet: a million of
+      // them, no post in between) left every exited thread unjoined, each holding its stack,
+      // until std::thread could not start another one.
+      std::list<std::thread> reap;
+      {
+        std::lock_guard lock(mutex_);
+        reap.swap(finished_);
+        if (!pending_.empty()) {
+          start_thread(std::move(pending_.front()));
+          pending_.pop_front();
+        } else if (--running_ == 0) {
+          all_done_.notify_all();
+        }
+        finished_.splice(finished_.end(), live_, self);
+        // Nothing touches *this after the unlock: the destructor may run from here on. (It joins
+        // this thread, so it also waits for the joins below, which touch only `reap`.)
       }
-      finished_.splice(finished_.end(), live_, self);
-      // Nothing touches *this after the unlock: the destructor may run from here on.
+      for (auto& t : reap) t.join();  // each of them spliced itself before this thread: no cycle
     });
   }
 
