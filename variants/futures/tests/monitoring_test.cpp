@@ -59,6 +59,29 @@ TEST_CASE("monitoring: 4 threads, 12 tasks held by a gate: total/running/queued 
   CHECK(finished.load() == 12);
 }
 
+TEST_CASE("monitoring: running counts every worker after reset() grows, shrinks and regrows the pool") {
+  // Each worker reports "running" in a flag of its own; reset() must hand the new workers flags
+  // that the counts see (a bigger set when growing, the same one when shrinking).
+  thread_pool pool(2);
+  for (const std::size_t threads : {std::size_t{2}, std::size_t{7}, std::size_t{3}, std::size_t{16}}) {
+    CAPTURE(threads);
+    pool.reset(threads);
+    std::counting_semaphore<> started(0), gate(0);
+    const std::size_t tasks = threads + 2;
+    for (std::size_t i = 0; i < tasks; ++i) {
+      pool.detach_task([&] {
+        started.release();
+        gate.acquire();
+      });
+    }
+    acquire_n(started, static_cast<int>(threads));
+    CHECK(read(pool) == counts{tasks, threads, 2});
+    gate.release(static_cast<std::ptrdiff_t>(tasks));
+    CHECK(pool.wait_for(patience));
+    CHECK(read(pool) == counts{0, 0, 0});
+  }
+}
+
 TEST_CASE("monitoring: the counts stay consistent while producers, workers and a monitor race") {
   constexpr std::size_t threads = 3;
   thread_pool pool(threads);

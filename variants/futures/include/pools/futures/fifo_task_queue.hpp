@@ -44,7 +44,7 @@ class fifo_task_queue {
   /// Destroys the tasks still queued (their promises, if any, report broken_promise).
   ~fifo_task_queue() {
     std::uint64_t left =
-        pushed_.value.load(std::memory_order_relaxed) - popped_.value.load(std::memory_order_relaxed);
+        pushed_.value.load(std::memory_order_relaxed) - head_.popped.load(std::memory_order_relaxed);
     segment* seg = head_.seg;
     std::size_t index = head_.index;
     for (; left != 0; --left) {
@@ -77,12 +77,18 @@ class fifo_task_queue {
   /// that removes it from the queue, so no observer can see a task that is in neither place.
   template <class Admit>
   bool try_pop(task_function& out, Admit&& admit) {
-    if (!maybe_nonempty_relaxed()) return false;  // no lock traffic while idle workers poll
+    if (!maybe_nonempty_hint()) return false;  // no lock traffic while idle workers poll
     segment* retired = nullptr;
     {
       const std::lock_guard lock(head_.mutex);
-      const std::uint64_t popped = popped_.value.load(std::memory_order_relaxed);
-      if (popped == pushed_.value.load(std::memory_order_acquire)) return false;
+      const std::uint64_t popped = head_.popped.load(std::memory_order_relaxed);
+      // pushed_ is the one line the producer writes on every push: reading it costs a cache
+      // miss inside this critical section, which every worker serialises on. Tasks up to the
+      // last value read are published already, so it is re-read only when they have run out.
+      if (popped == head_.known_pushed.load(std::memory_order_relaxed)) {
+        head_.known_pushed.store(pushed_.value.load(std::memory_order_acquire), std::memory_order_relaxed);
+        if (popped == head_.known_pushed.load(std::memory_order_relaxed)) return false;
+      }
       if (!admit()) return false;
       if (head_.index == segment::capacity) {
         retired = head_.seg;
@@ -92,28 +98,28 @@ class fifo_task_queue {
       task_function* slot = head_.seg->slot(head_.index++);
       out = std::move(*slot);
       slot->~task_function();
-      popped_.value.store(popped + 1, std::memory_order_release);
+      head_.popped.store(popped + 1, std::memory_order_release);
     }
     if (retired != nullptr) recycle(retired);
     return true;
   }
 
-  /// Tasks queued now. popped_ is read first: both counters only grow, so the difference read
+  /// Tasks queued now. the popped count is read first: both counters only grow, so the difference read
   /// this way is never negative.
   std::size_t size() const noexcept {
-    const std::uint64_t popped = popped_.value.load(std::memory_order_acquire);
+    const std::uint64_t popped = head_.popped.load(std::memory_order_acquire);
     return static_cast<std::size_t>(pushed_.value.load(std::memory_order_acquire) - popped);
   }
 
   /// The check a worker makes after announcing that it is about to sleep; seq_cst pairs with the
   /// seq_cst store in push() (see the wake-up protocol in thread_pool.hpp).
   bool maybe_nonempty() const noexcept {
-    return pushed_.value.load(std::memory_order_seq_cst) != popped_.value.load(std::memory_order_relaxed);
+    return pushed_.value.load(std::memory_order_seq_cst) != head_.popped.load(std::memory_order_relaxed);
   }
 
   /// A cheap hint for polling loops; may be stale in either direction.
   bool maybe_nonempty_relaxed() const noexcept {
-    return pushed_.value.load(std::memory_order_relaxed) != popped_.value.load(std::memory_order_relaxed);
+    return pushed_.value.load(std::memory_order_relaxed) != head_.popped.load(std::memory_order_relaxed);
   }
 
   /// Runs f() with the head lock held: no task leaves the queue meanwhile.
@@ -130,7 +136,7 @@ class fifo_task_queue {
     std::vector<segment*> retired;
     {
       std::lock_guard lock(head_.mutex);
-      const std::uint64_t popped = popped_.value.load(std::memory_order_relaxed);
+      const std::uint64_t popped = head_.popped.load(std::memory_order_relaxed);
       const std::uint64_t pushed = pushed_.value.load(std::memory_order_acquire);
       taken.reserve(static_cast<std::size_t>(pushed - popped));
       for (std::uint64_t i = popped; i != pushed; ++i) {
@@ -143,7 +149,8 @@ class fifo_task_queue {
         taken.push_back(std::move(*slot));
         slot->~task_function();
       }
-      popped_.value.store(pushed, std::memory_order_release);
+      head_.popped.store(pushed, std::memory_order_release);
+      head_.known_pushed.store(pushed, std::memory_order_relaxed);
     }
     for (segment* s : retired) recycle(s);
     return taken;
@@ -177,7 +184,17 @@ class fifo_task_queue {
   // Keeps one empty segment for the tail; frees the one it replaces, if any.
   void recycle(segment* empty) noexcept { delete spare_.exchange(empty, std::memory_order_acq_rel); }
 
-  // Each end on its own cache line: a producer's lock and index stay in the producer's cache.
+  // As maybe_nonempty_relaxed(), but it reads the producer's line only when the tasks last seen
+  // there have all been taken: a busy worker's poll stays in the head's line.
+  bool maybe_nonempty_hint() const noexcept {
+    const std::uint64_t popped = head_.popped.load(std::memory_order_relaxed);
+    return popped != head_.known_pushed.load(std::memory_order_relaxed) ||
+           popped != pushed_.value.load(std::memory_order_relaxed);
+  }
+
+  // Each end on its own cache line: a producer's lock and index stay in the producer's cache,
+  // and everything a worker touches to take a task (lock, position, popped count, its snapshot
+  // of pushed_) is one line, so the critical section moves one line between workers, not four.
   struct alignas(detail::cache_line) tail_end {
     explicit tail_end(segment* s) : seg(s) {}
     pools::spinlock mutex;
@@ -189,6 +206,11 @@ class fifo_task_queue {
     pools::spinlock mutex;
     segment* seg;
     std::size_t index = 0;
+    // Written under the head lock; read without it by monitors (size()) and pollers.
+    std::atomic<std::uint64_t> popped{0};
+    // The last value of pushed_ read under the head lock: tasks below it are published. Atomic
+    // only because maybe_nonempty_hint() reads it without the lock.
+    std::atomic<std::uint64_t> known_pushed{0};
   };
   struct alignas(detail::cache_line) counter {
     std::atomic<std::uint64_t> value{0};
@@ -197,7 +219,6 @@ class fifo_task_queue {
   tail_end tail_;
   counter pushed_;  // written under the tail lock; read by workers (their line, not the lock's)
   head_end head_;
-  counter popped_;  // written under the head lock; read by monitors and pollers
   alignas(detail::cache_line) std::atomic<segment*> spare_{nullptr};
 };
 

@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -295,10 +296,10 @@ class basic_thread_pool {
   // so get_tasks_total() is always get_tasks_queued() + get_tasks_running() of one moment.
 
   std::size_t get_tasks_queued() const noexcept { return queue_.size(); }
-  std::size_t get_tasks_running() const noexcept { return running_.load(std::memory_order_acquire); }
+  std::size_t get_tasks_running() const noexcept { return running_count(std::memory_order_acquire); }
   std::size_t get_tasks_total() const {
     return queue_.with_consumer_lock(
-        [this] { return queue_.size() + running_.load(std::memory_order_acquire); });
+        [this] { return queue_.size() + running_count(std::memory_order_acquire); });
   }
 
   /// Workers finish their current tasks but start no new ones until unpause(). Once pause()
@@ -572,15 +573,15 @@ class basic_thread_pool {
 
   // ---- workers ---------------------------------------------------------------------------
 
-  void worker_main(std::size_t index) {
+  void worker_main(std::size_t index, std::atomic<std::size_t>& running) {
     detail::current_worker = {index, this};
     run_thread_function(init_, index);
     // admit() runs under the queue's consumer lock: refusing while held makes pause() (which
     // sets the flag under that lock) take effect at once, and counting the task as running in
     // the same critical section that dequeues it keeps queued + running exact for observers.
-    const auto admit = [this] {
+    const auto admit = [this, &running] {
       if (hold_.load(std::memory_order_relaxed) != 0) return false;
-      running_.fetch_add(1, std::memory_order_relaxed);
+      running.store(1, std::memory_order_relaxed);
       return true;
     };
     task_function task;
@@ -588,7 +589,7 @@ class basic_thread_pool {
       if (queue_.try_pop(task, admit)) {
         pools::invoke_reporting(task);
         task = nullptr;  // the task's captures die before it stops counting as running
-        finish_task();
+        finish_task(running);
         continue;
       }
       if (!wait_for_work()) break;
@@ -598,8 +599,8 @@ class basic_thread_pool {
   }
 
   // seq_cst: pairs with a waiter's "register, then check" in wait() (same protocol as above).
-  void finish_task() {
-    running_.fetch_sub(1, std::memory_order_seq_cst);
+  void finish_task(std::atomic<std::size_t>& running) {
+    running.store(0, std::memory_order_seq_cst);
     if (waiters_.load(std::memory_order_seq_cst) != 0 &&
         (hold_.load(std::memory_order_relaxed) != 0 || !queue_.maybe_nonempty())) {
       notify_waiters();
@@ -618,9 +619,11 @@ class basic_thread_pool {
   // Requires: no workers running. On failure (std::system_error from std::thread), the workers
   // already started are stopped again and the exception propagates.
   void start_workers(std::size_t count) {
+    running_set& set = running_set_for(count);
     threads_.reserve(count);
     try {
-      for (std::size_t i = 0; i < count; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+      for (std::size_t i = 0; i < count; ++i)
+        threads_.emplace_back([this, i, &set] { worker_main(i, set.slots[i].value); });
     } catch (...) {
       stop_workers();
       thread_count_.store(0, std::memory_order_relaxed);
@@ -650,7 +653,7 @@ class basic_thread_pool {
     {
       std::unique_lock lock(wait_mutex_);
       const waiter_registration registered(waiters_);
-      wait_cv_.wait(lock, [this] { return running_.load(std::memory_order_seq_cst) == 0; });
+      wait_cv_.wait(lock, [this] { return running_count(std::memory_order_seq_cst) == 0; });
     }
     stop_workers();
     stop_.store(false, std::memory_order_relaxed);
@@ -692,7 +695,7 @@ class basic_thread_pool {
   // running" is read as one state.
   bool idle_for_waiters() {
     return queue_.with_consumer_lock([this] {
-      if (running_.load(std::memory_order_seq_cst) != 0) return false;
+      if (running_count(std::memory_order_seq_cst) != 0) return false;
       return is_paused() || queue_.size() == 0;
     });
   }
@@ -704,9 +707,56 @@ class basic_thread_pool {
 
   // ---- state -----------------------------------------------------------------------------
 
+  // ---- running tasks ---------------------------------------------------------------------
+  //
+  // Each worker says whether it runs a task in a flag on its own cache line, instead of all
+  // workers counting in one shared atomic: a shared counter is a line every worker writes twice
+  // per task, once inside the queue's critical section, and on a busy pool that line's trips
+  // between cores were most of the cost of taking a task. The flag is set by admit() under the
+  // queue's consumer lock (so queued + running stays exact) and cleared after the task.
+  // Readers (monitoring, wait(), reset()) add the flags up: O(threads), off the hot path.
+  // reset() to more threads than the set has room for gives the new workers a bigger set (at
+  // least twice the old size); the old one (all zero by then) stays allocated until the pool
+  // dies, because a monitor may still be adding it up. So the sets ever allocated hold less
+  // than twice as many flags as the largest thread count used.
+  struct alignas(detail::cache_line) running_flag {
+    std::atomic<std::size_t> value{0};
+  };
+  struct running_set {
+    explicit running_set(std::size_t capacity)
+        : capacity(capacity), slots(std::make_unique<running_flag[]>(capacity)) {}
+    const std::size_t capacity;
+    std::atomic<std::size_t> count{0};  // flags in use; the rest stay 0
+    std::unique_ptr<running_flag[]> slots;
+  };
+
+  // Requires: no worker running (construction, or reset() between its stop and start).
+  running_set& running_set_for(std::size_t count) {
+    running_set* set = running_.load(std::memory_order_relaxed);
+    if (set == nullptr || set->capacity < count) {
+      const std::size_t capacity = std::max(count, set == nullptr ? 0 : 2 * set->capacity);
+      running_sets_.push_back(std::make_unique<running_set>(capacity));
+      set = running_sets_.back().get();
+    }
+    set->count.store(count, std::memory_order_relaxed);
+    running_.store(set, std::memory_order_release);
+    return *set;
+  }
+
+  std::size_t running_count(std::memory_order order) const noexcept {
+    const running_set* set = running_.load(std::memory_order_acquire);
+    std::size_t n = 0;
+    if (set != nullptr) {
+      const std::size_t count = set->count.load(std::memory_order_relaxed);
+      for (std::size_t i = 0; i < count; ++i) n += set->slots[i].value.load(order);
+    }
+    return n;
+  }
+
   mutable queue_type queue_;
 
-  alignas(detail::cache_line) std::atomic<std::size_t> running_{0};  // written twice per task
+  std::vector<std::unique_ptr<running_set>> running_sets_;  // the current one last; see above
+  std::atomic<running_set*> running_{nullptr};
 
   // Read by every producer and worker, written rarely: kept off the busy lines above.
   alignas(detail::cache_line) std::atomic<std::size_t> sleepers_{0};  // see the protocol above
