@@ -104,7 +104,7 @@ class fifo_task_queue {
     return true;
   }
 
-  /// Tasks queued now. the popped count is read first: both counters only grow, so the difference read
+  /// Tasks queued now. The popped count is read first: both counters only grow, so the difference read
   /// this way is never negative.
   std::size_t size() const noexcept {
     const std::uint64_t popped = head_.popped.load(std::memory_order_acquire);

@@ -705,8 +705,6 @@ class basic_thread_pool {
     wait_cv_.notify_all();
   }
 
-  // ---- state -----------------------------------------------------------------------------
-
   // ---- running tasks ---------------------------------------------------------------------
   //
   // Each worker says whether it runs a task in a flag on its own cache line, instead of all
@@ -717,8 +715,8 @@ class basic_thread_pool {
   // Readers (monitoring, wait(), reset()) add the flags up: O(threads), off the hot path.
   // reset() to more threads than the set has room for gives the new workers a bigger set (at
   // least twice the old size); the old one (all zero by then) stays allocated until the pool
-  // dies, because a monitor may still be adding it up. So the sets ever allocated hold less
-  // than twice as many flags as the largest thread count used.
+  // dies, because a monitor may still be adding it up. The capacities double, so all the sets
+  // ever allocated hold at most four times as many flags as the largest thread count used.
   struct alignas(detail::cache_line) running_flag {
     std::atomic<std::size_t> value{0};
   };
@@ -752,6 +750,8 @@ class basic_thread_pool {
     }
     return n;
   }
+
+  // ---- state -----------------------------------------------------------------------------
 
   mutable queue_type queue_;
 
