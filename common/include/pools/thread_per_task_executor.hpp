@@ -47,45 +47,48 @@ class thread_per_task_executor {
       std::lock_guard lock(mutex_);
       if (running_ < max_threads_) {
         ++running_;
-        start_thread(task_function(std::forward<F>(f)));
+        start_thread(task_function(std::forward<F>(f)), std::thread{});
       } else {
         pending_.emplace_back(std::forward<F>(f));
       }
       finished.swap(finished_);
     }
-    for (auto& t : finished) t.join();  // reap outside the lock; these threads are exiting
+    // Reaped outside the lock. A thread in finished_ has nothing left to do after its unlock, so
+    // each join waits at most for one thread's exit.
+    for (auto& t : finished) t.join();
   }
 
   std::size_t concurrency() const noexcept { return max_threads_; }
 
  private:
   // Requires mutex_ held. The handle is stored before the lock is released, and the thread
-  // needs the lock to move its own handle to finished_, so it can never look for a handle that
-  // is not there yet.
-  void start_thread(task_function task) {
+  // needs the lock to hand its own handle on, so it can never look for a handle that is not there.
+  //
+  // Who joins an exited thread: if it started a successor for a pending task, the successor
+  // (first thing it does); otherwise the next post() or the destructor, via finished_. A thread
+  // joins at most one predecessor and only *before* its task, never after its unlock, so every
+  // join waits for a thread that is already on its way out. (The earlier design let each
+  // finishing thread join the previous finisher after its unlock: under a stream of short tasks
+  // those joins chained — each thread alive until its predecessor exited — and the chain grew to
+  // tens of thousands of threads until pthread_create failed.)
+  void start_thread(task_function task, std::thread predecessor) {
     auto self = live_.emplace(live_.end());
-    *self = std::thread([this, self, task = std::move(task)]() mutable {
+    *self = std::thread([this, self, task = std::move(task), predecessor = std::move(predecessor)]() mutable {
+      if (predecessor.joinable()) predecessor.join();
       invoke_reporting(task);
       task = nullptr;  // destroy captured state before announcing completion
-      // Exited threads are joined by whoever comes next: a post(), the destructor, or this thread.
-      // Without the last, a fan-out that ends in a long run of completions (skynet: a million of
-      // them, no post in between) left every exited thread unjoined, each holding its stack,
-      // until std::thread could not start another one.
-      std::list<std::thread> reap;
-      {
-        std::lock_guard lock(mutex_);
-        reap.swap(finished_);
-        if (!pending_.empty()) {
-          start_thread(std::move(pending_.front()));
-          pending_.pop_front();
-        } else if (--running_ == 0) {
-          all_done_.notify_all();
-        }
+      std::lock_guard lock(mutex_);
+      if (!pending_.empty()) {
+        std::thread me = std::move(*self);
+        live_.erase(self);
+        start_thread(std::move(pending_.front()), std::move(me));
+        pending_.pop_front();
+      } else {
         finished_.splice(finished_.end(), live_, self);
-        // Nothing touches *this after the unlock: the destructor may run from here on. (It joins
-        // this thread, so it also waits for the joins below, which touch only `reap`.)
+        if (--running_ == 0) all_done_.notify_all();
       }
-      for (auto& t : reap) t.join();  // each of them spliced itself before this thread: no cycle
+      // Nothing touches *this after the unlock: the destructor may run from here on (it joins
+      // this thread directly or through the successor, which is counted in running_).
     });
   }
 
