@@ -3,18 +3,20 @@
 // a suspended connection is a coroutine frame, resumed on a worker of the pool.
 //
 //   main      -> pools::server::run(program, argc, argv, serve)
-//   serve     -> the pool, one Asio I/O thread (this one), a pools::server::listener on it
+//   serve     -> the pool, whose idle workers run the sockets (worker_io), a listener on this thread
 //   session   -> the loop in the coroutine: next() -> run / read / write / half_close / wait / close
 //   run_job   -> fib: co_await when_all; busy: spin on the worker; sleep: co_await sleep_for
 //
-// Every socket call is made on the I/O thread (pools::server::io_thread_session); its completion
-// only hands the coroutine back to the pool (thread_pool::enqueue). Each job is a coroutine of its
-// own, so a connection's pipelined jobs run in parallel; they send their results back on a channel.
+// Every socket call is made on the worker that owns the socket (pools::server::suspending_session):
+// an idle worker waits in its io_context, and a completion hands the coroutine to that worker's
+// own deque (thread_pool::enqueue). Each job is a coroutine of its own, so a connection's
+// pipelined jobs run in parallel; they send their results back on a channel.
 #include <pools/coroutines/coroutines.hpp>
 #include <pools/server/connection.hpp>
-#include <pools/server/io_thread_session.hpp>
 #include <pools/server/main.hpp>
+#include <pools/server/suspending_session.hpp>
 #include <pools/server/work.hpp>
+#include <pools/server/worker_io.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -42,19 +44,19 @@ struct job_done {
   std::string error;  // non-empty: the job threw
 };
 
-class session : public srv::io_thread_session {
+class session : public srv::suspending_session {
  public:
   session(tcp::socket socket, srv::app& app, pc::thread_pool& pool)
-      : io_thread_session(std::move(socket)),
+      : suspending_session(std::move(socket)),
         app_(app),
         pool_(pool),
         done_(2 * 64) {}  // at most limits::max_pipeline jobs are in flight
 
-  // The listener calls this on the I/O thread.
+  // The listener calls this on its thread.
   void start() override { pool_.spawn(pump(std::static_pointer_cast<session>(shared_from_this()))); }
 
  private:
-  /// One socket operation, in the coroutine's frame until the I/O thread resumes it.
+  /// One socket operation, in the coroutine's frame until the socket's worker resumes it.
   struct io_op final : operation {
     io_op(session& s, op_kind kind, std::span<char> in, std::span<const char> out, time_point deadline)
         : operation(kind, in, out, deadline), s(s) {}
@@ -157,17 +159,19 @@ class session : public srv::io_thread_session {
 };
 
 void serve(srv::app& app) {
-  asio::io_context io(1);
-  pc::thread_pool pool(app.opts().threads);  // after io: its drain may still post to io
+  asio::io_context control(1);                   // the acceptor and the signals: this thread
+  srv::worker_io io(app.opts().threads);         // the sockets: one io_context per worker
+  pc::thread_pool pool(app.opts().threads, io);  // after io: idle workers wait in it
   app.set_pool_stats([&] {
     const auto st = pool.stats();
     return std::vector<srv::pool_stat>{
         {"threads", pool.concurrency()}, {"steals", st.steals}, {"parks", st.parks}};
   });
-  srv::listener listener(app, io.get_executor(), [&](tcp::socket socket) {
-    return std::make_shared<session>(std::move(socket), app, pool);
-  });
-  io.run();  // until the listener is done: a signal came and the sessions have closed
+  srv::listener listener(
+      app, control.get_executor(),
+      [&](tcp::socket socket) { return std::make_shared<session>(std::move(socket), app, pool); },
+      [&] { return io.next_executor(); });
+  control.run();  // until the listener is done: a signal came and the sessions have closed
 }
 
 }  // namespace

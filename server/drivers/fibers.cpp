@@ -3,21 +3,23 @@
 // connection loop is straight-line code; a suspended connection is a fiber stack.
 //
 //   main      -> pools::server::run(program, argc, argv, serve)
-//   serve     -> the pool, one Asio I/O thread (this one), a pools::server::listener on it
+//   serve     -> the pool, whose idle workers run the sockets (worker_io), a listener on this thread
 //   session   -> the loop in the fiber: next() -> run / read / write / half_close / close
 //   run_job   -> in the fiber: fib with spawn/join, busy on the worker, sleep with sleep_for
 //
-// Every socket call is made on the I/O thread (pools::server::io_thread_session); its completion
-// only fulfils the fiber's promise, which makes the fiber runnable on the pool again. Jobs run in
+// Every socket call is made on the worker that owns the socket (pools::server::suspending_session):
+// an idle worker waits in its io_context, and a completion fulfils the fiber's promise, which
+// makes the fiber runnable on that worker's own deque. Jobs run in
 // the connection's fiber, one at a time: a fiber that blocks costs nothing but its stack, so
 // there is no need for a second one.
 #include <pools/fibers/future.hpp>
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/server/connection.hpp>
-#include <pools/server/io_thread_session.hpp>
 #include <pools/server/main.hpp>
+#include <pools/server/suspending_session.hpp>
 #include <pools/server/work.hpp>
+#include <pools/server/worker_io.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -38,18 +40,18 @@ std::uint64_t fib(pf::thread_pool& pool, std::uint64_t n) {
   return left.join() + right;
 }
 
-class session : public srv::io_thread_session {
+class session : public srv::suspending_session {
  public:
   session(tcp::socket socket, srv::app& app, pf::thread_pool& pool)
-      : io_thread_session(std::move(socket)), app_(app), pool_(pool) {}
+      : suspending_session(std::move(socket)), app_(app), pool_(pool) {}
 
-  // The listener calls this on the I/O thread.
+  // The listener calls this on its thread.
   void start() override {
     pool_.post([self = std::static_pointer_cast<session>(shared_from_this())] { self->pump(); });
   }
 
  private:
-  /// One socket operation, on the fiber's stack until the I/O thread fulfils `done`.
+  /// One socket operation, on the fiber's stack until the socket's worker fulfils `done`.
   struct io_op final : operation {
     using operation::operation;
     pf::promise<void> done;
@@ -135,18 +137,21 @@ class session : public srv::io_thread_session {
 };
 
 void serve(srv::app& app) {
-  asio::io_context io(1);
-  pf::thread_pool pool(app.opts().threads);  // after io: its drain may still post to io
+  asio::io_context control(1);            // the acceptor and the signals: this thread
+  srv::worker_io io(app.opts().threads);  // the sockets: one io_context per worker
+  pf::thread_pool pool(
+      pf::pool_options{.threads = app.opts().threads, .park_hook = &io});  // idle workers wait in io
   app.set_pool_stats([&] {
     const auto st = pool.stats();
     return std::vector<srv::pool_stat>{{"threads", pool.concurrency()},
                                        {"fibers_created", st.fibers_created},
                                        {"fibers_alive", st.fibers_alive}};
   });
-  srv::listener listener(app, io.get_executor(), [&](tcp::socket socket) {
-    return std::make_shared<session>(std::move(socket), app, pool);
-  });
-  io.run();  // until the listener is done: a signal came and the sessions have closed
+  srv::listener listener(
+      app, control.get_executor(),
+      [&](tcp::socket socket) { return std::make_shared<session>(std::move(socket), app, pool); },
+      [&] { return io.next_executor(); });
+  control.run();  // until the listener is done: a signal came and the sessions have closed
 }
 
 }  // namespace

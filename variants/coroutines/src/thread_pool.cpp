@@ -53,7 +53,8 @@ inline void run(void* h) {
 
 }  // namespace
 
-thread_pool::thread_pool(std::size_t threads) : idle_((threads + 63) / 64) {
+thread_pool::thread_pool(std::size_t threads, pools::park_hook* hook)
+    : hook_(hook), idle_((threads + 63) / 64) {
   if (threads == 0)
     throw std::invalid_argument("pools::coroutines::thread_pool: thread count must be at least 1");
   workers_.reserve(threads);
@@ -108,6 +109,7 @@ void thread_pool::worker_main(detail::worker& w) {
     // serves timers and external submissions.
     if (++w.ticks >= detail::fairness_interval) {
       w.ticks = 0;
+      if (hook_ != nullptr) hook_->poll(w.index);  // completions it runs push onto our deque
       if (take_timers(w, h) || take_injected(w, h)) {
         run(h);
         continue;
@@ -122,6 +124,11 @@ void thread_pool::worker_main(detail::worker& w) {
     searching_.fetch_add(1, std::memory_order_relaxed);
     bool found = false;
     for (unsigned round = 0; round < spin_rounds && !found; ++round) {
+      if (hook_ != nullptr) {
+        hook_->poll(w.index);
+        found = w.deque.pop(h);
+        if (found) break;
+      }
       found = find_remote(w, h);
       if (!found) {
         for (unsigned k = 0; k < pauses_per_round; ++k) pools::cpu_relax();
@@ -243,6 +250,14 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
       timeout = std::chrono::nanoseconds(deadline - detail::timer_queue::to_ns(clock::now()));
       if (timeout.count() <= 0) break;  // a timer is due: go and run it
     }
+    if (hook_ != nullptr) {
+      // Returns after a wake, at the deadline, or once it has run foreign work — which may have
+      // pushed onto our deque: back to the loop in every case (an early return costs one spin).
+      hook_->park(w.index, deadline == detail::timer_queue::never
+                               ? clock::time_point::max()
+                               : clock::time_point(std::chrono::nanoseconds(deadline)));
+      break;
+    }
     detail::futex_wait(w.parked, 1, timeout);
   }
   clear_idle(w.index);
@@ -276,7 +291,10 @@ bool thread_pool::wake_one() noexcept {
         detail::worker& v = *workers_[k * 64 + static_cast<std::size_t>(std::countr_zero(bit))];
         // release: pairs with the acquire load in park()'s sleep loop.
         v.parked.store(0, std::memory_order_release);
-        detail::futex_wake(v.parked, 1);
+        if (hook_ != nullptr)
+          hook_->wake(v.index);
+        else
+          detail::futex_wake(v.parked, 1);
         wakes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
         return true;
       }

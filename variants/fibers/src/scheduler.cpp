@@ -52,7 +52,7 @@ void fatal(const char* what) noexcept {
 // ---- construction and shutdown -------------------------------------------------------------
 
 scheduler::scheduler(const pool_options& options)
-    : stacks_(options.stack), idle_limit_(options.idle_fibers_per_worker) {
+    : hook_(options.park_hook), stacks_(options.stack), idle_limit_(options.idle_fibers_per_worker) {
   if (options.threads == 0)
     throw std::invalid_argument("pools::fibers::thread_pool: threads must be at least 1");
   if (options.threads > 4096) {
@@ -105,6 +105,9 @@ void scheduler::shutdown() {
   {
     std::lock_guard lock(park_mutex_);
     shut_down_ = true;
+    if (hook_ != nullptr) {
+      for (auto& w : workers_) hook_->wake(static_cast<unsigned>(w->index));
+    }
   }
   park_cv_.notify_all();
   for (auto& w : workers_) w->thread.join();
@@ -183,7 +186,21 @@ void scheduler::notify_one_if_sleeping() noexcept {
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     // Taking the lock orders this notify after a parking worker's re-check (it holds the lock
     // from its increment until it waits), so the notify cannot fall in between.
-    { std::lock_guard lock(park_mutex_); }
+    std::unique_lock lock(park_mutex_);
+    if (hook_ != nullptr) {
+      // A hook's wake is aimed at one worker. One that marked itself sleeping (under this lock,
+      // after its re-check) and has no wake on its way yet gets it; the hook keeps a wake that
+      // comes before the worker blocks (pools/park_hook.hpp), so it cannot fall in between either.
+      for (auto& w : workers_) {
+        if (w->sleeping && !w->woken) {
+          w->woken = true;
+          hook_->wake(static_cast<unsigned>(w->index));
+          break;
+        }
+      }
+      return;
+    }
+    lock.unlock();
     park_cv_.notify_one();
   }
 }
@@ -222,12 +239,16 @@ std::uintptr_t scheduler::steal(worker& w) {
   return 0;
 }
 
-std::uintptr_t scheduler::find_work(worker& w) {
+std::uintptr_t scheduler::find_work(worker& w, bool poll_io) {
   for (;;) {
     std::uintptr_t item = 0;
     // Every 61st look starts at the shared queue, so work from outside and yielded fibers are
     // not starved by a worker that keeps feeding its own deque (Go's scheduler does the same).
-    if (++w.tick % 61 == 0) item = pop_injected(w);
+    if (++w.tick % 61 == 0) {
+      // The same tick serves the park hook's I/O: completions it runs push onto our deque.
+      if (hook_ != nullptr && poll_io) hook_->poll(static_cast<unsigned>(w.index));
+      item = pop_injected(w);
+    }
     if (item == 0) item = pop_item(w.deque);
     if (item == 0 && timers_.due()) {
       timers_.fire();  // woken fibers land on this worker's deque
@@ -349,7 +370,7 @@ void suspend_to(context& next, post_switch_action action) noexcept {
 
 void suspend_current(post_switch_action action) noexcept {
   worker& w = *current_worker();
-  const std::uintptr_t item = w.sched->find_work(w);
+  const std::uintptr_t item = w.sched->find_work(w, false);
   suspend_to(item != 0 ? *w.sched->context_for(w, item) : w.home, action);
 }
 
@@ -362,6 +383,7 @@ void scheduler::worker_main(worker& w) {
     std::uintptr_t item = find_work(w);
     for (int round = 0; item == 0 && round < spin_rounds; ++round) {
       backoff(round);
+      if (hook_ != nullptr) hook_->poll(static_cast<unsigned>(w.index));
       item = find_work(w);
     }
     if (item != 0) {
@@ -394,14 +416,22 @@ bool scheduler::park(worker& w) {
   if (!work_visible()) {
     if (stopping_.load(std::memory_order_relaxed)) quiesce_cv_.notify_all();
     const auto deadline = timers_.earliest();
-    if (deadline == timer_queue::clock::time_point::max()) {
+    if (hook_ != nullptr) {
+      // Blocks without the lock: the hook runs I/O completions, which schedule fibers (and so
+      // take the lock in notify_one_if_sleeping). Returns early after one of them ran.
+      w.sleeping = true;
+      lock.unlock();
+      hook_->park(static_cast<unsigned>(w.index), deadline);
+      lock.lock();
+      w.sleeping = false;
+      w.woken = false;
+    } else if (deadline == timer_queue::clock::time_point::max()) {
       park_cv_.wait(lock);
     } else {
       park_cv_.wait_until(lock, deadline);
     }
   }
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  (void)w;
   return !shut_down_;
 }
 

@@ -60,6 +60,9 @@ struct alignas(64) worker {
   std::size_t idle_count = 0;
   std::uint32_t rng;
   std::uint32_t tick = 0;
+  // With a park hook, wakes go to one worker by index: these say whom. Guarded by park_mutex_.
+  bool sleeping = false;  // in (or about to enter) the hook's park()
+  bool woken = false;     // a wake is on its way to it
   // Counters for quiescence detection (scheduler::quiescent). Written only by this worker's
   // thread, so a load and a store suffice; release pairs with the destructor's acquire loads.
   alignas(64) std::atomic<std::uint64_t> created{0};
@@ -121,7 +124,10 @@ class scheduler {
   pool_statistics stats() const;
 
   // ---- used by the worker loop, fibers and parking (scheduler.cpp, parking.cpp) ----
-  std::uintptr_t find_work(worker& w);
+  /// `poll_io`: may run the park hook's completions now and then. Not from a fiber that is
+  /// suspending (suspend_current): a completion that wakes that very fiber would wait for it to
+  /// finish suspending, on the thread that is supposed to finish it.
+  std::uintptr_t find_work(worker& w, bool poll_io = true);
   /// A context to run an item on: the woken fiber itself, or a fiber (idle or new) for a task.
   context* context_for(worker& w, std::uintptr_t item);
   void run_task(task_base* t) noexcept;
@@ -140,6 +146,7 @@ class scheduler {
   bool quiescent() const noexcept;
   fiber_record* new_fiber();
 
+  pools::park_hook* const hook_;  // nullptr: workers sleep on park_cv_
   stack_pool stacks_;
   timer_queue timers_;
   std::size_t idle_limit_;

@@ -11,7 +11,7 @@
 // escaping it is logged and the exit code is 1.
 //
 // The contract of serve. pools::server::listener (listener.hpp) implements it once for every
-// driver; a driver supplies its sessions (callback_session.hpp, io_thread_session.hpp, or its own
+// driver; a driver supplies its sessions (callback_session.hpp, suspending_session.hpp, or its own
 // session_base) and runs the listener's executor until it is done:
 //  1. Listen with pools::server::asio_support::listen() (it prints "listening on ADDR:PORT").
 //  2. For each accepted socket make a pools::server::connection and run the loop of

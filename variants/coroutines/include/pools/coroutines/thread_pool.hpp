@@ -17,6 +17,8 @@
 //              on `parked` (futex) unless work was found.
 //   submitter: publish the work; seq_cst fence; if some bit is set in idle_, clear one (CAS),
 //              store parked = 0 for that worker and futex-wake it.
+// With a park_hook (pools/park_hook.hpp) the sleep and the wake are the hook's instead of the
+// futex's — an I/O loop the idle worker runs — and the protocol around them is unchanged.
 // The two fences make it a store-buffering pattern: at least one side sees the other's store,
 // so either the worker finds the work or the submitter finds the worker. Work pushed by a worker
 // onto its *own* deque is the exception: the owner itself is awake and will run it, so progress
@@ -33,6 +35,7 @@
 #include <pools/coroutines/detail/worker.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/executor.hpp>
+#include <pools/park_hook.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
@@ -87,7 +90,11 @@ posted_coroutine run_posted(F f) {
 class thread_pool {
  public:
   /// Starts `threads` workers. Throws std::invalid_argument for 0.
-  explicit thread_pool(std::size_t threads = std::thread::hardware_concurrency());
+  explicit thread_pool(std::size_t threads = std::thread::hardware_concurrency())
+      : thread_pool(threads, nullptr) {}
+  /// Idle workers wait in `hook` (pools/park_hook.hpp) instead of on a futex: a server's
+  /// event loop, which they then run. `hook` must outlive the pool.
+  thread_pool(std::size_t threads, pools::park_hook& hook) : thread_pool(threads, &hook) {}
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
   /// Drains (see the header comment), then joins the workers.
@@ -168,6 +175,8 @@ class thread_pool {
  private:
   friend void detail::detached_done(thread_pool*) noexcept;
 
+  thread_pool(std::size_t threads, pools::park_hook* hook);
+
   void worker_main(detail::worker& w);
   bool find_remote(detail::worker& w, void*& out);
   bool take_timers(detail::worker& w, void*& out);
@@ -196,6 +205,7 @@ class thread_pool {
     }
   }
 
+  pools::park_hook* const hook_;  // nullptr: workers sleep on their futex
   std::vector<std::unique_ptr<detail::worker>> workers_;
   std::vector<std::thread> threads_;
 

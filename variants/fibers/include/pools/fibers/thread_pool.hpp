@@ -26,6 +26,7 @@
 #include <pools/fibers/detail/task.hpp>
 #include <pools/fibers/join_handle.hpp>
 #include <pools/fibers/stack_pool.hpp>
+#include <pools/park_hook.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -45,6 +46,9 @@ struct pool_options {
   /// Finished fibers each worker keeps for reuse, stack and all; beyond this they end and their
   /// stack goes back to the stack pool.
   std::size_t idle_fibers_per_worker = 16;
+  /// Where idle workers wait (pools/park_hook.hpp): nullptr = a condition variable; a server
+  /// passes its event loop, which the idle workers then run. Must outlive the pool.
+  pools::park_hook* park_hook = nullptr;
 };
 
 struct pool_statistics {

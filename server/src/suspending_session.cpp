@@ -1,5 +1,6 @@
 #include <pools/server/asio_support.hpp>
-#include <pools/server/io_thread_session.hpp>
+#include <pools/server/suspending_session.hpp>
+#include <pools/server/worker_io.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -11,34 +12,45 @@ namespace pools::server {
 namespace asio = boost::asio;
 using error_code = boost::system::error_code;
 
-io_thread_session::io_thread_session(tcp::socket socket)
+suspending_session::suspending_session(tcp::socket socket)
     : socket_(std::move(socket)), timer_(socket_.get_executor()), peer_(asio_support::peer(socket_)) {
   asio_support::tune(socket_);
 }
 
-void io_thread_session::shutdown() {
-  int none = 0;
-  if (stop_.compare_exchange_strong(none, 1) && op_ != nullptr && op_->kind == op_kind::read) {
-    op_->result.stopped = true;
-    socket_.cancel();
-  }
+void suspending_session::shutdown() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    int none = 0;
+    if (self->stop_.compare_exchange_strong(none, 1) && self->op_ != nullptr &&
+        self->op_->kind == op_kind::read) {
+      self->op_->result.stopped = true;
+      self->socket_.cancel();
+    }
+  });
 }
 
-void io_thread_session::drop() {
-  error_code ignored;
-  socket_.close(ignored);
+void suspending_session::drop() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    error_code ignored;
+    self->socket_.close(ignored);
+  });
 }
 
-void io_thread_session::post(operation& op) {
+void suspending_session::post(operation& op) {
+  // In place when the loop runs on the socket's worker — but only an asynchronous read or write,
+  // whose completion Asio never runs inside the initiating call: the others complete inside
+  // begin(), and resume() must not run before the loop has finished suspending.
+  const bool in_place = (op.kind == op_kind::read || op.kind == op_kind::write) &&
+                        worker_io::runs_on_this_thread(socket_.get_executor().context());
+  if (in_place && !(op.kind == op_kind::read && stop_.load() == 1)) return begin(op);
   asio::post(socket_.get_executor(), [this, &op] { begin(op); });
 }
 
-bool io_thread_session::take_stop() {
+bool suspending_session::take_stop() {
   int requested = 1;
   return stop_.compare_exchange_strong(requested, 2);
 }
 
-void io_thread_session::begin(operation& op) {
+void suspending_session::begin(operation& op) {
   auto resume = [this, &op](error_code ec, std::size_t n) {
     op_ = nullptr;
     op.result.ec = ec;
@@ -74,7 +86,7 @@ void io_thread_session::begin(operation& op) {
 
 // The watchdog, re-armed only when the deadline moved earlier (see callback_session.cpp). The
 // operation in flight carries its deadline: the connection does not change while it waits.
-void io_thread_session::watch() {
+void suspending_session::watch() {
   if (armed_ && op_->deadline >= timer_.expiry()) return;
   armed_ = true;
   timer_.expires_at(op_->deadline);
