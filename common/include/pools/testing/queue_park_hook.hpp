@@ -1,0 +1,110 @@
+// pools/testing/queue_park_hook.hpp — the smallest park hook: a queue of callbacks per worker.
+//
+// It stands in for an event loop in the pools' tests (the server's real one is an Asio
+// io_context per worker, server/include/pools/server/worker_io.hpp): post(i, f) is "an I/O
+// completion for worker i", and the hook counts what the pool asked of it.
+#pragma once
+
+#include <pools/park_hook.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pools::testing {
+
+class queue_park_hook final : public pools::park_hook {
+ public:
+  explicit queue_park_hook(std::size_t workers) {
+    for (std::size_t i = 0; i < workers; ++i) slots_.push_back(std::make_unique<slot>());
+  }
+
+  /// Any thread: run f on worker i, the next time it polls or parks.
+  void post(unsigned i, std::function<void()> f) {
+    slot& s = *slots_.at(i);
+    {
+      std::lock_guard lock(s.mutex);
+      s.queue.push_back(std::move(f));
+    }
+    s.cv.notify_one();
+  }
+
+  void park(unsigned i, clock::time_point deadline) override {
+    slot& s = *slots_.at(i);
+    parks.fetch_add(1);
+    std::unique_lock lock(s.mutex);
+    note_thread(s);
+    const auto ready = [&] { return s.woken || !s.queue.empty(); };
+    if (deadline == clock::time_point::max())
+      s.cv.wait(lock, ready);
+    else
+      s.cv.wait_until(lock, deadline, ready);
+    s.woken = false;
+    run(s, lock);
+  }
+
+  void poll(unsigned i) override {
+    slot& s = *slots_.at(i);
+    polls.fetch_add(1);
+    std::unique_lock lock(s.mutex);
+    note_thread(s);
+    run(s, lock);
+  }
+
+  void wake(unsigned i) override {
+    slot& s = *slots_.at(i);
+    wakes.fetch_add(1);
+    {
+      std::lock_guard lock(s.mutex);
+      s.woken = true;  // sticky: a wake before the park is not lost
+    }
+    s.cv.notify_one();
+  }
+
+  /// True if every park/poll of index i came from one thread, and that thread was not `other`.
+  bool one_thread_per_index(std::thread::id other) const {
+    for (const auto& s : slots_) {
+      std::lock_guard lock(s->mutex);
+      if (s->mixed || s->thread == other) return false;
+    }
+    return true;
+  }
+
+  std::atomic<std::size_t> parks{0}, polls{0}, wakes{0}, ran{0};
+
+ private:
+  struct slot {
+    mutable std::mutex mutex;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> queue;
+    bool woken = false;
+    std::thread::id thread{};
+    bool mixed = false;
+  };
+
+  static void note_thread(slot& s) {
+    const auto me = std::this_thread::get_id();
+    if (s.thread == std::thread::id{}) s.thread = me;
+    if (s.thread != me) s.mixed = true;
+  }
+
+  void run(slot& s, std::unique_lock<std::mutex>& lock) {
+    auto batch = std::move(s.queue);
+    s.queue.clear();
+    lock.unlock();
+    for (auto& f : batch) {
+      f();
+      ran.fetch_add(1);
+    }
+  }
+
+  std::vector<std::unique_ptr<slot>> slots_;
+};
+
+}  // namespace pools::testing

@@ -1,0 +1,100 @@
+// thread_pool with a park hook (pools/park_hook.hpp): idle workers wait in the hook, run its
+// foreign work on their own thread, and the pool's own behaviour does not change.
+#include <doctest/doctest.h>
+
+#include <pools/coroutines/sleep.hpp>
+#include <pools/coroutines/sync_wait.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+#include <pools/testing/queue_park_hook.hpp>
+#include <pools/wait_group.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <thread>
+
+using namespace std::chrono_literals;
+using pools::coroutines::task;
+using pools::coroutines::thread_pool;
+using pools::testing::queue_park_hook;
+
+namespace {
+
+// "Start an I/O operation": the completion arrives as foreign work on worker 0 and resumes the
+// coroutine there, as a socket completion does in the server.
+struct via_hook {
+  queue_park_hook& hook;
+  thread_pool& pool;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) const {
+    hook.post(0, [&pool = pool, h] { pool.enqueue(h); });
+  }
+  void await_resume() const noexcept {}
+};
+
+task<int> round_trips(queue_park_hook& hook, thread_pool& pool, int n) {
+  int done = 0;
+  for (int i = 0; i < n; ++i) {
+    co_await via_hook{hook, pool};
+    ++done;
+  }
+  co_return done;
+}
+
+}  // namespace
+
+TEST_CASE("park hook: every task runs; idle workers park in the hook and are woken through it") {
+  queue_park_hook hook(2);
+  std::atomic<int> ran{0};
+  {
+    thread_pool pool(2, hook);
+    for (int round = 0; round < 20; ++round) {
+      pools::wait_group wg(500);
+      for (int i = 0; i < 500; ++i)
+        pool.post([&] {
+          ran.fetch_add(1);
+          wg.done();
+        });
+      wg.wait();
+      std::this_thread::sleep_for(1ms);  // let the workers go idle between rounds
+    }
+  }
+  CHECK(ran.load() == 10'000);
+  CHECK(hook.parks.load() > 0);
+  CHECK(hook.wakes.load() > 0);
+  CHECK(hook.one_thread_per_index(std::this_thread::get_id()));  // index i is worker i's thread
+}
+
+TEST_CASE("park hook: foreign work resumes coroutines on the worker that ran it, 2,000 times") {
+  queue_park_hook hook(1);
+  thread_pool pool(1, hook);
+  CHECK(pools::coroutines::sync_wait(pool, round_trips(hook, pool, 2000)) == 2000);
+  CHECK(hook.ran.load() == 2000);
+}
+
+TEST_CASE("park hook: foreign work posted from outside wakes a parked worker") {
+  queue_park_hook hook(2);
+  thread_pool pool(2, hook);
+  std::this_thread::sleep_for(20ms);  // both workers parked in the hook
+  std::atomic<int> on_workers{0};
+  pools::wait_group wg(2);
+  for (unsigned i = 0; i < 2; ++i) {
+    hook.post(i, [&] {
+      if (pool.on_worker_thread()) on_workers.fetch_add(1);
+      wg.done();
+    });
+  }
+  CHECK(wg.wait_for(5s));
+  CHECK(on_workers.load() == 2);
+}
+
+TEST_CASE("park hook: a sleeping coroutine wakes at its deadline (the hook parks with a timeout)") {
+  queue_park_hook hook(1);
+  thread_pool pool(1, hook);
+  const auto start = std::chrono::steady_clock::now();
+  pools::coroutines::sync_wait(
+      pool, [](thread_pool& p) -> task<void> { co_await pools::coroutines::sleep_for(p, 30ms); }(pool));
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 30ms);
+  CHECK(took < 2s);
+}

@@ -1,0 +1,90 @@
+// thread_pool with a park hook (pools/park_hook.hpp): idle workers wait in the hook, run its
+// foreign work on their own thread, and the pool's own behaviour does not change.
+#include <doctest/doctest.h>
+
+#include <pools/fibers/future.hpp>
+#include <pools/fibers/this_fiber.hpp>
+#include <pools/fibers/thread_pool.hpp>
+#include <pools/testing/queue_park_hook.hpp>
+#include <pools/wait_group.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+using namespace std::chrono_literals;
+using pools::fibers::pool_options;
+using pools::fibers::thread_pool;
+using pools::testing::queue_park_hook;
+
+TEST_CASE("park hook: every task runs; idle workers park in the hook and are woken through it") {
+  queue_park_hook hook(2);
+  std::atomic<int> ran{0};
+  {
+    thread_pool pool(pool_options{.threads = 2, .park_hook = &hook});
+    for (int round = 0; round < 20; ++round) {
+      pools::wait_group wg(500);
+      for (int i = 0; i < 500; ++i)
+        pool.post([&] {
+          ran.fetch_add(1);
+          wg.done();
+        });
+      wg.wait();
+      std::this_thread::sleep_for(1ms);  // let the workers go idle between rounds
+    }
+  }
+  CHECK(ran.load() == 10'000);
+  CHECK(hook.parks.load() > 0);
+  CHECK(hook.wakes.load() > 0);
+  CHECK(hook.one_thread_per_index(std::this_thread::get_id()));  // index i is worker i's thread
+}
+
+// The server's read: the fiber starts an operation whose completion arrives as foreign work on
+// its worker and fulfils a promise it then waits on. Many times over, so that the hook's
+// between-task polls fall on every position — including while the fiber is still suspending,
+// where running its own completion would deadlock (the completion waits for the suspension).
+TEST_CASE("park hook: foreign work fulfils the promise a fiber waits on, 2,000 times") {
+  queue_park_hook hook(1);
+  thread_pool pool(pool_options{.threads = 1, .park_hook = &hook});
+  const int done = pool.run([&] {
+    int n = 0;
+    for (int i = 0; i < 2000; ++i) {
+      pools::fibers::promise<void> p;
+      auto f = p.get_future();
+      hook.post(0, [&p] { pools::fibers::promise<void>(std::move(p)).set_value(); });
+      f.get();
+      ++n;
+    }
+    return n;
+  });
+  CHECK(done == 2000);
+  CHECK(hook.ran.load() == 2000);
+}
+
+TEST_CASE("park hook: foreign work posted from outside wakes a parked worker") {
+  queue_park_hook hook(2);
+  thread_pool pool(pool_options{.threads = 2, .park_hook = &hook});
+  std::this_thread::sleep_for(20ms);  // both workers parked in the hook
+  pools::wait_group wg(2);
+  std::atomic<int> off_main{0};
+  const auto main_id = std::this_thread::get_id();
+  for (unsigned i = 0; i < 2; ++i) {
+    hook.post(i, [&] {
+      if (std::this_thread::get_id() != main_id) off_main.fetch_add(1);
+      wg.done();
+    });
+  }
+  CHECK(wg.wait_for(5s));
+  CHECK(off_main.load() == 2);
+  CHECK(hook.one_thread_per_index(main_id));
+}
+
+TEST_CASE("park hook: a sleeping fiber wakes at its deadline (the hook parks with a timeout)") {
+  queue_park_hook hook(1);
+  thread_pool pool(pool_options{.threads = 1, .park_hook = &hook});
+  const auto start = std::chrono::steady_clock::now();
+  pool.run([] { pools::fibers::this_fiber::sleep_for(30ms); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= 30ms);
+  CHECK(took < 2s);
+}
