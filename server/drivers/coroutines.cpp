@@ -171,7 +171,8 @@ void serve(srv::app& app) {
       app, control.get_executor(),
       [&](tcp::socket socket) { return std::make_shared<session>(std::move(socket), app, pool); },
       [&] { return io.next_executor(); });
-  control.run();  // until the listener is done: a signal came and the sessions have closed
+  control.run();    // the acceptor and the signals, until the listener needs them no more:
+  listener.wait();  // after a second signal that is before the last session has closed
 }
 
 }  // namespace

@@ -245,9 +245,12 @@ std::uintptr_t scheduler::find_work(worker& w, bool poll_io) {
     // Every 61st look starts at the shared queue, so work from outside and yielded fibers are
     // not starved by a worker that keeps feeding its own deque (Go's scheduler does the same).
     if (++w.tick % 61 == 0) {
-      // The same tick serves the park hook's I/O: completions it runs push onto our deque.
-      if (hook_ != nullptr && poll_io) hook_->poll(static_cast<unsigned>(w.index));
+      w.poll_due = hook_ != nullptr;  // the same tick serves the park hook's I/O
       item = pop_injected(w);
+    }
+    if (w.poll_due && poll_io) {
+      w.poll_due = false;
+      hook_->poll(static_cast<unsigned>(w.index));  // completions it runs push onto our deque
     }
     if (item == 0) item = pop_item(w.deque);
     if (item == 0 && timers_.due()) {
@@ -370,7 +373,11 @@ void suspend_to(context& next, post_switch_action action) noexcept {
 
 void suspend_current(post_switch_action action) noexcept {
   worker& w = *current_worker();
-  const std::uintptr_t item = w.sched->find_work(w, false);
+  // A suspending fiber must not poll (see find_work). When a poll is due, it suspends to the
+  // worker's home instead, which polls right after publishing this fiber: a connection loop
+  // that only ever suspends (never ends) would otherwise see its I/O polled only when the deque
+  // runs dry, and a burst of ready fibers would delay every completion until its end.
+  const std::uintptr_t item = w.poll_due ? 0 : w.sched->find_work(w, false);
   suspend_to(item != 0 ? *w.sched->context_for(w, item) : w.home, action);
 }
 

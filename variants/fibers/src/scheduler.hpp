@@ -62,6 +62,7 @@ struct alignas(64) worker {
   std::uint32_t tick = 0;
   // With a park hook, wakes go to one worker by index: these say whom. Guarded by park_mutex_.
   bool sleeping = false;  // in (or about to enter) the hook's park()
+  bool poll_due = false;  // the park hook's between-task poll is due (owner only, no lock)
   bool woken = false;     // a wake is on its way to it
   // Counters for quiescence detection (scheduler::quiescent). Written only by this worker's
   // thread, so a load and a store suffice; release pairs with the destructor's acquire loads.

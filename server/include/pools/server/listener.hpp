@@ -3,8 +3,10 @@
 // It is the contract of main.hpp, implemented once; a driver gives it only what differs:
 //
 //   srv::listener lst(app, control, [&](tcp::socket s) { return std::make_shared<session>(...); });
-//   io.run();      // a driver whose main thread runs the control executor: returns when done
+//   io.run();      // a driver whose main thread runs the control executor and the sockets
 //   lst.wait();    // a driver whose threads run it (reactor): blocks until done
+//   control.run(); lst.wait();   // sockets elsewhere (fibers, coroutines): after a second
+//                                // signal `control` runs dry before the last session closes
 //
 // and a session class that says how shutdown() and drop() reach its connection (on its own I/O
 // thread, strand, fiber or coroutine) and calls closed() once its socket is closed.
