@@ -62,7 +62,9 @@ TEST_CASE("post_cursor: a long burst settles into runs of max_run, visiting ever
 TEST_CASE("post_cursor: the run length ramps up, never down, within a burst") {
   post_cursor c;
   std::int64_t t = 1'000'000'000;
-  const auto seq = post_many(c, 2, 600, t);
+  // Long enough for the ramp (max_run * ramp_step posts) and then a few full runs.
+  const auto seq =
+      post_many(c, 2, post_cursor::max_run * post_cursor::ramp_step + 3 * post_cursor::max_run, t);
   // Early in the burst the runs are short: the first ramp_step posts strictly alternate.
   for (std::size_t i = 1; i < post_cursor::ramp_step; ++i) CHECK(seq[i] != seq[i - 1]);
   std::vector<std::size_t> runs{1};

@@ -8,10 +8,11 @@
 //    stream of small tasks from one thread becomes slow: each context gets every N-th task, its
 //    thread drains it and goes to sleep before the next one arrives, so every post pays a futex
 //    wake-up and every task a sleep/wake cycle — `submit` measured 1.6-2.4x asio::thread_pool.
-//  * Runs of 16 consecutive posts per context keep the woken thread busy (the posts of a run
-//    find it awake: no wake-up to pay) — `submit` 0.5x asio::thread_pool — but a fan-out of a
-//    few large tasks (parallel_for's T blocks) lands on one context: vector_fill speedup 1.1
-//    instead of 1.9 on 2 threads.
+//  * Long runs of consecutive posts per context keep the woken thread busy (the posts of a run
+//    find it awake: no wake-up to pay) — `submit` 0.92-0.95x asio::thread_pool with runs of
+//    256, 1.10-1.19x with runs of 16 (Intel VM, 2026-11-23) — but a fan-out of a few large tasks
+//    (parallel_for's T blocks) lands on one context: vector_fill speedup 1.1 instead of 1.9 on
+//    2 threads.
 //
 // So the run length ramps with the length of the burst: posts from one thread less than
 // burst_gap_ns apart form a burst; its first ramp_step posts alternate (run length 1), the next
@@ -33,7 +34,7 @@ namespace pools::reactor {
 class post_cursor {
  public:
   /// Longest run of consecutive posts to one io_context.
-  static constexpr unsigned max_run = 16;
+  static constexpr unsigned max_run = 256;
   /// Posts further apart than this start a new burst.
   static constexpr std::int64_t burst_gap_ns = 50'000;
   /// Posts per step of the ramp (run length 1 for the first ramp_step posts of a burst, ...).
