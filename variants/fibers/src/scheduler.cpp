@@ -147,7 +147,9 @@ void scheduler::submit(task_base* t) {
 
 void scheduler::schedule(fiber_record* f) noexcept {
   worker* w = current_worker();
-  if (w != nullptr && w->sched == this) {
+  if (w != nullptr && w->sched == this && w->in_hook) {
+    w->io_ready.push_back(item_of(f));  // the owner is awake: find_work takes them (no wake)
+  } else if (w != nullptr && w->sched == this) {
     w->deque.push(item_of(f));
     notify_one_if_sleeping();
   } else {
@@ -239,6 +241,22 @@ std::uintptr_t scheduler::steal(worker& w) {
   return 0;
 }
 
+std::uintptr_t scheduler::take_io_ready(worker& w) noexcept {
+  if (w.io_head == w.io_ready.size()) return 0;
+  const std::uintptr_t item = w.io_ready[w.io_head++];
+  if (w.io_head == w.io_ready.size()) {
+    w.io_ready.clear();  // keeps the capacity: no allocation in the steady state
+    w.io_head = 0;
+  }
+  return item;
+}
+
+void scheduler::poll_hook(worker& w) {
+  w.in_hook = true;
+  hook_->poll(static_cast<unsigned>(w.index));  // the fibers it wakes go to w.io_ready
+  w.in_hook = false;
+}
+
 std::uintptr_t scheduler::find_work(worker& w, bool poll_io) {
   for (;;) {
     std::uintptr_t item = 0;
@@ -250,9 +268,13 @@ std::uintptr_t scheduler::find_work(worker& w, bool poll_io) {
     }
     if (w.poll_due && poll_io) {
       w.poll_due = false;
-      hook_->poll(static_cast<unsigned>(w.index));  // completions it runs push onto our deque
+      poll_hook(w);
     }
+    // Fibers woken by I/O and the deque take turns (odd ticks: I/O first), so neither a stream of
+    // completions nor a deque full of timer wake-ups or forks can hold the other back.
+    if (item == 0 && (w.tick & 1) != 0) item = take_io_ready(w);
     if (item == 0) item = pop_item(w.deque);
+    if (item == 0) item = take_io_ready(w);
     if (item == 0 && timers_.due()) {
       timers_.fire();  // woken fibers land on this worker's deque
       item = pop_item(w.deque);
@@ -390,7 +412,7 @@ void scheduler::worker_main(worker& w) {
     std::uintptr_t item = find_work(w);
     for (int round = 0; item == 0 && round < spin_rounds; ++round) {
       backoff(round);
-      if (hook_ != nullptr) hook_->poll(static_cast<unsigned>(w.index));
+      if (hook_ != nullptr) poll_hook(w);
       item = find_work(w);
     }
     if (item != 0) {
@@ -428,7 +450,9 @@ bool scheduler::park(worker& w) {
       // take the lock in notify_one_if_sleeping). Returns early after one of them ran.
       w.sleeping = true;
       lock.unlock();
+      w.in_hook = true;
       hook_->park(static_cast<unsigned>(w.index), deadline);
+      w.in_hook = false;
       lock.lock();
       w.sleeping = false;
       w.woken = false;

@@ -63,7 +63,13 @@ struct alignas(64) worker {
   // With a park hook, wakes go to one worker by index: these say whom. Guarded by park_mutex_.
   bool sleeping = false;  // in (or about to enter) the hook's park()
   bool poll_due = false;  // the park hook's between-task poll is due (owner only, no lock)
-  bool woken = false;     // a wake is on its way to it
+  // Fibers woken by the park hook's completions, a FIFO (owner only, not stealable): pushed onto
+  // the LIFO deque one poll at a time they starved its bottom — a plaintext p99 of up to 3 ms
+  // instead of 0.3 ms. find_work alternates between this queue and the deque.
+  bool in_hook = false;
+  std::vector<std::uintptr_t> io_ready;
+  std::size_t io_head = 0;
+  bool woken = false;  // a wake is on its way to it
   // Counters for quiescence detection (scheduler::quiescent). Written only by this worker's
   // thread, so a load and a store suffice; release pairs with the destructor's acquire loads.
   alignas(64) std::atomic<std::uint64_t> created{0};
@@ -129,6 +135,9 @@ class scheduler {
   /// suspending (suspend_current): a completion that wakes that very fiber would wait for it to
   /// finish suspending, on the thread that is supposed to finish it.
   std::uintptr_t find_work(worker& w, bool poll_io = true);
+  /// Runs the park hook's ready completions on worker `w` (owner only).
+  void poll_hook(worker& w);
+  static std::uintptr_t take_io_ready(worker& w) noexcept;
   /// A context to run an item on: the woken fiber itself, or a fiber (idle or new) for a task.
   context* context_for(worker& w, std::uintptr_t item);
   void run_task(task_base* t) noexcept;
