@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <future>
+#include <latch>
 #include <memory>
 #include <semaphore>
 #include <thread>
@@ -89,8 +90,12 @@ TEST_CASE("monitoring: the counts stay consistent while producers, workers and a
   std::atomic<std::size_t> posted{0}, finished{0};
   std::atomic<bool> producing{true};
   std::atomic<std::size_t> violations{0}, samples{0};
+  // The producers start once the monitor runs: on 2 cores (and slower under the sanitizers) a
+  // monitor thread scheduled late could otherwise miss the whole race and take no sample.
+  std::latch monitoring(1);
   std::jthread monitor([&] {
-    while (producing.load()) {
+    monitoring.count_down();
+    do {
       const std::size_t finished_before = finished.load();
       const std::size_t running = pool.get_tasks_running();
       const std::size_t queued = pool.get_tasks_queued();
@@ -102,12 +107,13 @@ TEST_CASE("monitoring: the counts stay consistent while producers, workers and a
       if (queued > posted_after || total > posted_after) violations.fetch_add(1);
       if (total + finished_before > posted_after + threads) violations.fetch_add(1);
       samples.fetch_add(1);
-    }
+    } while (producing.load());
   });
   {
     std::vector<std::jthread> producers;
     for (int p = 0; p < 2; ++p) {
       producers.emplace_back([&] {
+        monitoring.wait();
         for (std::size_t i = 0; i < per_producer; ++i) {
           posted.fetch_add(1);
           pool.detach_task([&] { finished.fetch_add(1); });
