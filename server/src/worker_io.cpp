@@ -3,24 +3,11 @@
 
 #include <boost/asio/post.hpp>
 
-#include <exception>
-
 namespace pools::server {
 
 namespace {
 // The io_context the calling worker runs; set on its first park() or poll().
 thread_local const boost::asio::execution_context* tl_owned = nullptr;
-
-// A handler that throws unwinds out of run_one()/poll(); Asio leaves the context usable. The
-// pool must not see it (it would terminate the worker): report it, as every executor here does.
-template <class F>
-void reporting(F&& f) noexcept {
-  try {
-    f();
-  } catch (...) {
-    pools::report_unhandled_exception(std::current_exception());
-  }
-}
 }  // namespace
 
 worker_io::worker_io(std::size_t workers) {
@@ -47,22 +34,27 @@ bool worker_io::runs_on_this_thread(const boost::asio::execution_context& ctx) n
   return tl_owned == &ctx;
 }
 
+// A handler that throws unwinds out of run_one()/poll(); Asio leaves the context usable. The
+// pool must not see it (it would terminate the worker): pools::invoke_reporting reports it, as
+// every executor here does.
 void worker_io::park(unsigned index, clock::time_point deadline) {
   auto& ctx = *contexts_[index];
   tl_owned = &ctx;
   // One handler (or the deadline, or a wake's no-op), then whatever else is ready: a burst of
   // completions is taken in one go before the pool looks at its deques again.
-  reporting([&] {
+  auto wait = [&] {
     const std::size_t ran =
         deadline == clock::time_point::max() ? ctx.run_one() : ctx.run_one_until(deadline);
     if (ran != 0) ctx.poll();
-  });
+  };
+  pools::invoke_reporting(wait);
 }
 
 void worker_io::poll(unsigned index) {
   auto& ctx = *contexts_[index];
   tl_owned = &ctx;
-  reporting([&] { ctx.poll(); });
+  auto ready = [&] { ctx.poll(); };
+  pools::invoke_reporting(ready);
 }
 
 void worker_io::wake(unsigned index) {
