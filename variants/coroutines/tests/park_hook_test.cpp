@@ -48,16 +48,7 @@ TEST_CASE("park hook: every task runs; idle workers park in the hook and are wok
   std::atomic<int> ran{0};
   {
     thread_pool pool(2, hook);
-    for (int round = 0; round < 20; ++round) {
-      pools::wait_group wg(500);
-      for (int i = 0; i < 500; ++i)
-        pool.post([&] {
-          ran.fetch_add(1);
-          wg.done();
-        });
-      wg.wait();
-      std::this_thread::sleep_for(1ms);  // let the workers go idle between rounds
-    }
+    pools::testing::post_in_rounds(pool, ran, 20, 500);
   }
   CHECK(ran.load() == 10'000);
   CHECK(hook.parks.load() > 0);

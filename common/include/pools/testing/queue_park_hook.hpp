@@ -6,8 +6,10 @@
 #pragma once
 
 #include <pools/park_hook.hpp>
+#include <pools/wait_group.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -106,5 +108,22 @@ class queue_park_hook final : public pools::park_hook {
 
   std::vector<std::unique_ptr<slot>> slots_;
 };
+
+/// Posts `rounds` rounds of `per_round` tasks that count themselves in `ran`, waits for each round,
+/// and leaves the workers a moment between rounds to go idle: they park in the hook, and the next
+/// round's posts must wake them through it.
+template <class Pool>
+void post_in_rounds(Pool& pool, std::atomic<int>& ran, int rounds, int per_round) {
+  for (int round = 0; round < rounds; ++round) {
+    pools::wait_group wg(per_round);
+    for (int i = 0; i < per_round; ++i)
+      pool.post([&] {
+        ran.fetch_add(1);
+        wg.done();
+      });
+    wg.wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 }  // namespace pools::testing
