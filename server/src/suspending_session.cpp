@@ -39,9 +39,9 @@ void suspending_session::post(operation& op) {
   // In place when the loop runs on the socket's worker — but only an asynchronous read or write,
   // whose completion Asio never runs inside the initiating call: the others complete inside
   // begin(), and resume() must not run before the loop has finished suspending.
-  const bool in_place = (op.kind == op_kind::read || op.kind == op_kind::write) &&
-                        worker_io::runs_on_this_thread(socket_.get_executor().context());
-  if (in_place && !(op.kind == op_kind::read && stop_.load() == 1)) return begin(op);
+  // (A read after a shutdown request completes inside begin() too.)
+  const bool asynchronous = op.kind == op_kind::write || (op.kind == op_kind::read && stop_.load() != 1);
+  if (asynchronous && worker_io::runs_on_this_thread(socket_.get_executor().context())) return begin(op);
   asio::post(socket_.get_executor(), [this, &op] { begin(op); });
 }
 
