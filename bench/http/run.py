@@ -122,7 +122,9 @@ class Pools:
     def start(self, threads: int) -> None:
         self.err = open(self.tmp / f"{self.name}.stderr", "wb")
         cmd = pinned(self.core, [str(self.exe), "--port", "0", "--threads", str(threads), "--root", str(self.tmp),
-                                 "--max-connections", "20000"])
+                                 "--max-connections", "20000",
+                                 # within stop()'s 10 s: a server that drains longer is killed
+                                 "--shutdown-timeout-ms", "3000"])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL)
         # The one stdout line ("listening on 127.0.0.1:PORT"), waited for with a bound: a server
         # that neither prints nor exits must not hang the bench.

@@ -43,6 +43,8 @@ class session : public srv::callback_session {
   // The synchronous half: a task runs the whole job on a worker; finish() posts it back.
   void run_job(srv::job job) override {
     pool_.detach_task([self = shared_from_this(), job] {
+      // Dropped while queued (the shutdown deadline): nobody to answer, and the drain waits.
+      if (self->abandoned()) return;
       std::uint64_t value = 0;
       try {
         switch (job.what) {

@@ -64,14 +64,20 @@ class session : public srv::callback_session {
 
  private:
   // A job runs on whichever reactor thread it lands on; finish() hops back to the strand.
+  // A job still queued when its session was dropped (the shutdown deadline) is skipped: the
+  // drain would otherwise wait for work nobody will read.
   void run_job(srv::job job) override {
-    auto done = [self = shared_from_this(), job](std::uint64_t value) { self->finish(job, value); };
+    auto self = shared_from_this();
+    auto done = [self, job](std::uint64_t value) { self->finish(job, value); };
     switch (job.what) {
       case srv::job::kind::fib:
-        ex_.post([this, job, done] { fib_cps(ex_, job.arg, done); });
+        ex_.post([this, self, job, done] {
+          if (!self->abandoned()) fib_cps(ex_, job.arg, done);
+        });
         break;
       case srv::job::kind::busy:
-        ex_.post([job, done] {
+        ex_.post([self, job, done] {
+          if (self->abandoned()) return;
           srv::busy_wait(job.duration());
           done(0);
         });

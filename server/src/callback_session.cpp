@@ -108,8 +108,7 @@ void callback_session::watch() {
 }
 
 void callback_session::close() {
-  if (closed_) return;
-  closed_ = true;
+  if (closed_.exchange(true, std::memory_order_relaxed)) return;
   timer_.cancel();
   error_code ignored;
   socket_.close(ignored);

@@ -573,6 +573,36 @@ TEST_CASE("e2e: past the shutdown deadline, or on a second signal, what remains 
   }
 }
 
+// A pool with a queue (futures: every /sleep holds a worker) can hold far more accepted work than
+// the shutdown deadline allows. Once the deadline drops the connections, what is still queued for
+// them must be skipped, or the exit waits for work nobody will read (here 40 x 1 s on 2 workers:
+// 20 s, against a 300 ms deadline). Drivers without such a queue exit as fast.
+TEST_CASE("e2e: at the shutdown deadline, jobs still queued for dropped connections are skipped") {
+  fixture f({"--shutdown-timeout-ms", "300"});
+  constexpr int clients_count = 40;
+  std::vector<std::unique_ptr<client>> clients;
+  for (int i = 0; i < clients_count; ++i) {
+    clients.push_back(std::make_unique<client>(f.port()));
+    clients.back()->send(get("/sleep?ms=1000"));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
+  std::uint64_t in_flight = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    in_flight = f.stats()["requests"]["in_flight"].get<std::uint64_t>();
+    if (in_flight >= clients_count + 1) break;  // every /sleep parsed, and this /stats
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(in_flight >= clients_count + 1);
+  const auto signalled = std::chrono::steady_clock::now();
+  f.server->signal(SIGTERM);
+  // 300 ms deadline + at most one running 1 s sleep per worker; 4 s leaves room for a slow CI.
+  const auto code = f.server->wait_exit(std::chrono::seconds(4) * e2e::slowdown());
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - signalled);
+  REQUIRE_MESSAGE(code.has_value(), "still running ", took.count(), " ms after SIGTERM");
+  CHECK_MESSAGE(*code == 0, "stderr:\n", f.server->stderr_text());
+  MESSAGE("exited ", took.count(), " ms after SIGTERM");
+}
+
 TEST_CASE("e2e: command line") {
   temp_dir tmp;
   auto r = e2e::run_server_command({"--help"}, tmp.path);

@@ -24,6 +24,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,11 @@ class callback_session : public session_base, public std::enable_shared_from_thi
   /// Any thread: the job started by run_job() is done (or failed, if `error` is not empty). The
   /// completion hops onto the session's executor and the loop goes on.
   void finish(const job& j, std::uint64_t value = 0, std::string error = {});
+
+  /// Any thread: true once the connection has closed (dropped at the shutdown deadline, or
+  /// ended by an error). A job queued for it has nobody left to answer, so a driver whose jobs
+  /// wait in a queue skips it: otherwise a shutdown waits for the work of clients long gone.
+  bool abandoned() const noexcept { return closed_.load(std::memory_order_relaxed); }
 
  protected:
   /// Tunes the socket (TCP_NODELAY); the connection counts itself open from here.
@@ -65,7 +71,10 @@ class callback_session : public session_base, public std::enable_shared_from_thi
   tcp::socket socket_;
   boost::asio::steady_timer timer_;
   connection conn_;
-  bool closed_ = false;
+  // Written on the session's executor only; atomic because abandoned() reads it from a worker.
+  // relaxed: a stale false costs one job run for nobody, never correctness (finish() re-checks
+  // on the executor).
+  std::atomic<bool> closed_{false};
   bool armed_ = false;
 };
 
