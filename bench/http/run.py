@@ -233,22 +233,54 @@ def wrk(args, subject, scenario: Scenario, duration: int) -> dict:
     }
 
 
-def measure(args, subject, scenario: Scenario) -> Result:
-    res = Result(subject.name, scenario.name)
+def measure_once(args, subject, scenario: Scenario) -> dict:
+    """One run: start the server, warm it up, one measured wrk run, stop it."""
     subject.start(scenario.threads)
     try:
         if args.warmup > 0:
             wrk(args, subject, scenario, args.warmup)
-        runs = [wrk(args, subject, scenario, args.duration) for _ in range(args.repeat)]
+        return wrk(args, subject, scenario, args.duration)
     finally:
         subject.stop()
-    best = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]  # the median run
+
+
+def middle(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def summarise(name: str, scenario: Scenario, runs: list[dict]) -> Result:
+    """Median of the runs, each statistic on its own: the p99 shown is the median of the runs'
+    p99s, not the p99 of whichever run had the median req/s."""
+    res = Result(name, scenario.name)
     res.runs = [r["rps"] for r in runs]
     res.requests_per_s = statistics.median(res.runs)
-    res.p50_ms, res.p99_ms = best["p50"], best["p99"]
+    res.p50_ms = middle([r["p50"] for r in runs])
+    res.p99_ms = middle([r["p99"] for r in runs])
     res.errors = sum(r["errors"] for r in runs)
     res.non_2xx = sum(r["non_2xx"] for r in runs)
     return res
+
+
+def measure(args, subjects: list, scenario: Scenario) -> list[Result]:
+    """`--repeat` rounds; each round measures every subject once, in an order rotated by one per
+    round. A server is not measured back to back: drift of the machine (frequency, a neighbour
+    VM) lands on every subject alike, and the ratios to nginx compare runs minutes apart at most."""
+    runs: dict[str, list[dict]] = {s.name: [] for s in subjects}
+    failed: dict[str, str] = {}
+    for round_ in range(args.repeat):
+        k = round_ % len(subjects)
+        for subject in subjects[k:] + subjects[:k]:
+            if subject.name in failed:
+                continue
+            log(f"{scenario.name}: {subject.name} (run {round_ + 1} of {args.repeat})")
+            try:
+                runs[subject.name].append(measure_once(args, subject, scenario))
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                log(f"{scenario.name}: {subject.name} failed: {e}")
+                failed[subject.name] = f"failed: {e}"
+    return [Result(s.name, scenario.name, note=failed[s.name]) if s.name in failed
+            else summarise(s.name, scenario, runs[s.name]) for s in subjects]
 
 
 def find_servers(build: Path, names: list[str] | None) -> dict[str, Path]:
@@ -293,7 +325,7 @@ def main() -> int:
     p.add_argument("--scenarios", nargs="*", choices=list(SCENARIOS), default=list(SCENARIOS))
     p.add_argument("--duration", type=int, default=10, help="seconds per measured run (1..120)")
     p.add_argument("--warmup", type=int, default=2, help="seconds of discarded warm-up per server (0..30)")
-    p.add_argument("--repeat", type=int, default=1, help="measured runs per server and scenario; median (1..9)")
+    p.add_argument("--repeat", type=int, default=1, help="rounds; each measures every server once (rotated order); medians (1..9)")
     p.add_argument("--server-core", default="0", help="CPU for the servers and nginx ('' = no pinning)")
     p.add_argument("--wrk-core", default="1", help="CPU for wrk ('' = no pinning)")
     p.add_argument("--no-nginx", action="store_true", help="skip nginx (no ratios then)")
@@ -322,16 +354,11 @@ def main() -> int:
             subjects.append(Nginx(args.nginx, args.server_core, tmp))
         subjects += [Pools(n, exe, args.server_core, tmp) for n, exe in servers.items()]
         for sc in scenarios:
-            for subject in subjects:
-                if isinstance(subject, Nginx) and sc.name == "sleep" and not subject.echo_module.exists():
-                    log("nginx: no echo module, skipping the sleep scenario for it")
-                    continue
-                log(f"{sc.name}: {subject.name}")
-                try:
-                    results.append(measure(args, subject, sc))
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    log(f"{sc.name}: {subject.name} failed: {e}")
-                    results.append(Result(subject.name, sc.name, note=f"failed: {e}"))
+            present = [x for x in subjects
+                       if not (isinstance(x, Nginx) and sc.name == "sleep" and not x.echo_module.exists())]
+            if len(present) < len(subjects):
+                log("nginx: no echo module, skipping the sleep scenario for it")
+            results += measure(args, present, sc)
 
     for r in results:
         if r.scenario == "sleep":
