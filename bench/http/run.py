@@ -69,7 +69,8 @@ class Result:
     p99_ms: float | None = None
     errors: int = 0
     non_2xx: int = 0
-    runs: list[float] = field(default_factory=list)
+    runs: list[float] = field(default_factory=list)  # req/s of each run
+    runs_p99_ms: list[float | None] = field(default_factory=list)
     ratio: float | None = None  # to nginx (plaintext, pipeline) or to Little's law (sleep)
     note: str = ""
 
@@ -254,6 +255,7 @@ def summarise(name: str, scenario: Scenario, runs: list[dict]) -> Result:
     p99s, not the p99 of whichever run had the median req/s."""
     res = Result(name, scenario.name)
     res.runs = [r["rps"] for r in runs]
+    res.runs_p99_ms = [r["p99"] for r in runs]
     res.requests_per_s = statistics.median(res.runs)
     res.p50_ms = middle([r["p50"] for r in runs])
     res.p99_ms = middle([r["p99"] for r in runs])
@@ -309,7 +311,7 @@ def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
                   "|---|---:|---:|---:|---:|---:|---:|"]
         for r in rows:
             fmt = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
-            lines.append(f"| {r.server} | {r.requests_per_s:,.0f} | {fmt(r.p50_ms)} | {fmt(r.p99_ms)} | {r.errors} | "
+            lines.append(f"| {r.server} | {r.requests_per_s:,.0f} | {fmt(r.p50_ms, 3)} | {fmt(r.p99_ms, 3)} | {r.errors} | "
                          f"{r.non_2xx} | {fmt(r.ratio)} |")
         if sc.name == "sleep":
             limit = sc.connections / (SLEEP_MS / 1000)
