@@ -597,7 +597,8 @@ TEST_CASE("e2e: at the shutdown deadline, jobs still queued for dropped connecti
   f.server->signal(SIGTERM);
   // 300 ms deadline + at most one running 1 s sleep per worker; 4 s leaves room for a slow CI.
   const auto code = f.server->wait_exit(std::chrono::seconds(4) * e2e::slowdown());
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - signalled);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - signalled);
   REQUIRE_MESSAGE(code.has_value(), "still running ", took.count(), " ms after SIGTERM");
   CHECK_MESSAGE(*code == 0, "stderr:\n", f.server->stderr_text());
   MESSAGE("exited ", took.count(), " ms after SIGTERM");
