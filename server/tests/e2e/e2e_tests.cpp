@@ -118,6 +118,19 @@ struct fixture {
     REQUIRE(r.status == 200);
     return nlohmann::json::parse(r.body);
   }
+
+  /// Polls /stats until at least `n` requests are in flight (the polling /stats request counts
+  /// as one), or io_timeout() passes; REQUIREs that they were reached.
+  void wait_in_flight(std::uint64_t n) const {
+    const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
+    std::uint64_t in_flight = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      in_flight = stats()["requests"]["in_flight"].get<std::uint64_t>();
+      if (in_flight >= n) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    REQUIRE_MESSAGE(in_flight >= n, in_flight, " requests in flight, waited for ", n);
+  }
 };
 
 std::string chunked(std::string_view body, std::size_t piece) {
@@ -496,15 +509,7 @@ TEST_CASE("e2e: SIGTERM finishes the requests in flight, closes idle connections
   }
   client idle(f.port());
   CHECK(idle.exchange(get("/plaintext")).status == 200);
-  // Every /sleep has been parsed (in flight: the six and this /stats request).
-  const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
-  std::uint64_t in_flight = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    in_flight = f.stats()["requests"]["in_flight"].get<std::uint64_t>();
-    if (in_flight >= busy_clients + 1) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  REQUIRE(in_flight >= busy_clients + 1);
+  f.wait_in_flight(busy_clients + 1);  // every /sleep parsed: the six and the /stats request
 
   f.server->signal(SIGTERM);
   CHECK(idle.closed_by_server(e2e::io_timeout()));  // idle connections go at once
@@ -549,14 +554,7 @@ TEST_CASE("e2e: past the shutdown deadline, or on a second signal, what remains 
     fixture f({"--shutdown-timeout-ms", second_signal ? "60000" : "200"});
     client slow(f.port());
     slow.send(get("/sleep?ms=1500"));
-    const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
-    std::uint64_t in_flight = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      in_flight = f.stats()["requests"]["in_flight"].get<std::uint64_t>();
-      if (in_flight >= 2) break;  // the /sleep and this /stats
-      std::this_thread::sleep_for(10ms);
-    }
-    REQUIRE(in_flight >= 2);
+    f.wait_in_flight(2);  // the /sleep and the /stats request
     f.server->signal(SIGTERM);
     if (second_signal) {
       std::this_thread::sleep_for(50ms);  // let the first be handled alone
@@ -585,14 +583,7 @@ TEST_CASE("e2e: at the shutdown deadline, jobs still queued for dropped connecti
     clients.push_back(std::make_unique<client>(f.port()));
     clients.back()->send(get("/sleep?ms=1000"));
   }
-  const auto deadline = std::chrono::steady_clock::now() + e2e::io_timeout();
-  std::uint64_t in_flight = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    in_flight = f.stats()["requests"]["in_flight"].get<std::uint64_t>();
-    if (in_flight >= clients_count + 1) break;  // every /sleep parsed, and this /stats
-    std::this_thread::sleep_for(10ms);
-  }
-  REQUIRE(in_flight >= clients_count + 1);
+  f.wait_in_flight(clients_count + 1);  // every /sleep parsed, and the /stats request
   const auto signalled = std::chrono::steady_clock::now();
   f.server->signal(SIGTERM);
   // 300 ms deadline + at most one running 1 s sleep per worker; 4 s leaves room for a slow CI.
