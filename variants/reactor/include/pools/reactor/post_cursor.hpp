@@ -10,7 +10,8 @@
 //    wake-up and every task a sleep/wake cycle — `submit` measured 1.6-2.4x asio::thread_pool.
 //  * Long runs of consecutive posts per context keep the woken thread busy (the posts of a run
 //    find it awake: no wake-up to pay) — `submit` 0.92-0.95x asio::thread_pool with runs of
-//    256, 1.10-1.19x with runs of 16 (Intel VM, 2026-11-23) — but a fan-out of a few large tasks
+//    256, 1.10-1.19x with runs of 16 (Intel VM, 2026-11-23; later interleaved rounds the same day
+//    put runs of 256 at 1.04-1.07x, see README.md "Numbers") — but a fan-out of a few large tasks
 //    (parallel_for's T blocks) lands on one context: vector_fill speedup 1.1 instead of 1.9 on
 //    2 threads.
 //
