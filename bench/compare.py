@@ -9,7 +9,13 @@ runs as its own process (so max RSS is per workload) under a time limit. Results
 --out as results.json (every record), results.md (tables with ratios to a reference measured in
 the same run) and results.png (when matplotlib is available).
 
-  bench/compare.py --build build --out bench/results/latest [--threads 2] [--reps 3]
+The per-task workloads (ROUNDS_WORKLOADS) have targets near 1.0 and runs that swing by +-15 % on
+a 2-core machine, so they run in --rounds interleaved rounds: each round runs every subject once,
+in an order rotated by one per round, and a subject's record is its median round (its other
+rounds' values are kept in the record as round_values). A slow drift of the machine then hits
+every subject alike instead of whichever happened to run during it.
+
+  bench/compare.py --build build --out bench/results/latest [--threads 2] [--reps 3] [--rounds 3]
                    [--subjects futures,tbb] [--workloads fib,submit] [--timeout 300]
 """
 import argparse
@@ -41,6 +47,8 @@ SLOW_SUBJECTS = {"naive": {"--reps": "1", "--warmup": "0"}, "boost_fiber": {"--r
 # memory is measured cold, once: after a warm-up (or a first repetition) the allocators' caches
 # already hold the memory and the growth reads 0 (coroutine frames, pooled stacks).
 COLD_WORKLOADS = {"memory": {"--reps": "1", "--warmup": "0"}}
+# Cheap (a few seconds a run) and judged against a reference they are close to: run in rounds.
+ROUNDS_WORKLOADS = ["submit", "submit_future", "wakeup"]
 
 
 def fail(msg):
@@ -120,12 +128,37 @@ def run_one(binary, subject, workload, args, out_dir, env=None):
     return record
 
 
+def run_rounds(binaries, subjects, workload, args, flavours):
+    """Each subject's record for `workload`: the median of args.rounds interleaved rounds."""
+    rounds = args.rounds if workload in ROUNDS_WORKLOADS else 1
+    runs = {s: [] for s in subjects}
+    for k in range(rounds):
+        order = subjects[k % len(subjects):] + subjects[:k % len(subjects)]
+        for s in order:
+            if runs[s] and value_of(runs[s][-1], workload) is None:
+                continue  # unsupported or failed: once is enough
+            runs[s].append(run_one(binaries[s], s, workload, args, args.out, flavours.get(s)))
+    records = []
+    for s in subjects:
+        measured = sorted((r for r in runs[s] if value_of(r, workload) is not None),
+                          key=lambda r: value_of(r, workload))
+        if len(measured) < len(runs[s]) or len(measured) < 2:
+            records.append(runs[s][-1])  # a single run, or a failure that must be reported
+            continue
+        record = dict(measured[(len(measured) - 1) // 2])  # the lower median for an even count
+        record["round_values"] = [value_of(r, workload) for r in runs[s]]
+        records.append(record)
+    return records
+
+
 def markdown(records, args, subjects, meta):
     lines = ["# pools: side-by-side comparison", "",
              f"{meta['date']} · {meta['cpu']} · {args.threads} threads · {args.reps} reps (median) · "
+             f"{', '.join(ROUNDS_WORKLOADS)}: median of {args.rounds} interleaved rounds · "
              f"commit {meta['commit']}", "",
              "Reproduce: `bench/compare.py --build build --out <dir> "
-             f"--threads {args.threads} --reps {args.reps}` (each row's exact command is in results.json).",
+             f"--threads {args.threads} --reps {args.reps} --rounds {args.rounds}` "
+             "(each row's exact command is in results.json).",
              "Ratios are to the reference measured in the same run; for time, ns and bytes below 1 is "
              "better, for speedup above 1 is better.", ""]
     by = {(r["variant"], r["workload"]): r for r in records}
@@ -157,6 +190,8 @@ def markdown(records, args, subjects, meta):
                 continue
             ratio = f"{v / rv:.2f}" if rv else "—"
             extra = ", ".join(f"{k}={x:.3g}" for k, x in sorted(r.get("metrics", {}).items()) if k != key)
+            if "round_values" in r:
+                extra = f"rounds: {' / '.join(human(x, unit) for x in r['round_values'])}" + (", " + extra if extra else "")
             lines.append(f"| {s} | {human(v, unit)} | {ratio} | {human(r['min_ns'], 'time')} … "
                          f"{human(r['max_ns'], 'time')} | {r['max_rss_kib'] / 1024:.1f} MiB | {extra} |")
         lines.append("")
@@ -209,12 +244,14 @@ def main():
     ap.add_argument("--out", default="bench/results/latest")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help=f"interleaved rounds for {', '.join(ROUNDS_WORKLOADS)} (median round reported)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per (subject, workload) run")
     ap.add_argument("--subjects", help="comma list (default: every registered variant and built reference)")
     ap.add_argument("--workloads", help="comma list (default: all)")
     args = ap.parse_args()
-    if args.threads < 1 or args.reps < 1 or args.timeout < 1:
-        fail("--threads, --reps and --timeout must be positive")
+    if args.threads < 1 or args.reps < 1 or args.rounds < 1 or args.timeout < 1:
+        fail("--threads, --reps, --rounds and --timeout must be positive")
 
     listing = os.path.join(args.build, "pools_variants.txt")
     if not os.path.exists(listing):
@@ -247,8 +284,8 @@ def main():
 
     records = []
     for w in args.workloads:
-        for s in subjects:
-            r = run_one(binaries[s], s, w, args, args.out, flavours.get(s))
+        for r in run_rounds(binaries, subjects, w, args, flavours):
+            s = r["variant"]
             if r.get("failed") or "timed out" in r.get("reason", ""):
                 print(f"{s:<12} {w:<14} FAILED: {r['reason']}", file=sys.stderr)
             elif not r.get("supported"):
@@ -256,7 +293,8 @@ def main():
             records.append(r)
 
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"meta": meta, "threads": args.threads, "reps": args.reps, "records": records}, f, indent=2)
+        json.dump({"meta": meta, "threads": args.threads, "reps": args.reps, "rounds": args.rounds,
+                   "records": records}, f, indent=2)
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(markdown(records, args, subjects, meta))
     plotted = plot(records, args, subjects, os.path.join(args.out, "results.png"))

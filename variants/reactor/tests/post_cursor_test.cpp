@@ -92,6 +92,40 @@ TEST_CASE("post_cursor: a pause starts a new burst, spread one per context again
   CHECK(std::set<std::size_t>(fan_out.begin(), fan_out.end()).size() == n);
 }
 
+TEST_CASE("post_cursor: a stream outlasts pauses shorter than stream_gap_ns, not longer ones") {
+  constexpr std::size_t n = 2;
+  post_cursor c;
+  std::int64_t t = 1'000'000'000;
+  post_many(c, n, post_cursor::max_run * post_cursor::ramp_step - 1, t);
+  CHECK_FALSE(c.in_stream());  // one post short of the end of the ramp
+  post_many(c, n, 1, t);
+  REQUIRE(c.in_stream());
+
+  // A pause that would end a burst (a preemption, say) leaves the stream in its run.
+  const std::size_t before = post_many(c, n, 1, t).back();
+  const auto after_short_pause = post_many(c, n, n, t, post_cursor::stream_gap_ns / 2);
+  CHECK(c.in_stream());
+  for (auto i : after_short_pause) CHECK(i == before);  // mid-run: max_run is far from used up
+
+  // A pause longer than stream_gap_ns starts a new burst: alternation again, fine clock again.
+  post_many(c, n, 1, t, post_cursor::stream_gap_ns + 1000);
+  CHECK_FALSE(c.in_stream());
+  const auto fan_out = post_many(c, n, n, t);
+  CHECK(std::set<std::size_t>(fan_out.begin(), fan_out.end()).size() == n);
+}
+
+TEST_CASE("post_cursor: now_ns() is a monotonic clock in ns, fine or coarse") {
+  post_cursor c;
+  const std::int64_t a = c.now_ns();
+  std::int64_t t = 1'000'000'000;
+  post_many(c, 2, post_cursor::max_run * post_cursor::ramp_step, t);
+  REQUIRE(c.in_stream());  // now_ns() reads the tick clock
+  const std::int64_t b = c.now_ns();
+  // The tick clock may lag the fine one by one tick (at most 10 ms with HZ=100), never more.
+  CHECK(b > a - 10'000'000);
+  CHECK(b < a + 60'000'000'000);  // and it is in ns: a minute has not passed
+}
+
 TEST_CASE("post_cursor: a cursor used for a larger executor wraps into range for a smaller one") {
   post_cursor c;
   std::int64_t t = 1'000'000'000;

@@ -52,7 +52,6 @@
 #include <boost/asio/post.hpp>
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -138,9 +137,7 @@ class executor {
       return context_while_stopping();
     if (contexts_.size() == 1) return *contexts_[0];
     thread_local post_cursor cursor;
-    const auto now = std::chrono::steady_clock::now().time_since_epoch();
-    return *contexts_[cursor.next(contexts_.size(),
-                                  std::chrono::duration_cast<std::chrono::nanoseconds>(now).count())];
+    return *contexts_[cursor.next(contexts_.size(), cursor.now_ns())];
   }
   context_type& context_while_stopping();
   void release_work() noexcept;
