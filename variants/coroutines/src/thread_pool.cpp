@@ -109,13 +109,16 @@ void thread_pool::worker_main(detail::worker& w) {
     // serves timers and external submissions.
     if (++w.ticks >= detail::fairness_interval) {
       w.ticks = 0;
-      if (hook_ != nullptr) hook_->poll(w.index);  // completions it runs push onto our deque
+      poll_hook(w);
       if (take_timers(w, h) || take_injected(w, h)) {
         run(h);
         continue;
       }
     }
-    if (w.deque.pop(h) || find_remote(w, h)) {
+    // Coroutines woken by I/O and the deque take turns (odd ticks: I/O first), so neither a
+    // stream of completions nor a deque full of forks can hold the other back.
+    if (((w.ticks & 1) != 0 && w.io_ready.pop(h)) || w.deque.pop(h) || w.io_ready.pop(h) ||
+        find_remote(w, h)) {
       run(h);
       continue;
     }
@@ -125,8 +128,8 @@ void thread_pool::worker_main(detail::worker& w) {
     bool found = false;
     for (unsigned round = 0; round < spin_rounds && !found; ++round) {
       if (hook_ != nullptr) {
-        hook_->poll(w.index);
-        found = w.deque.pop(h);
+        poll_hook(w);
+        found = w.io_ready.pop(h) || w.deque.pop(h);
         if (found) break;
       }
       found = find_remote(w, h);
@@ -151,6 +154,13 @@ void thread_pool::worker_main(detail::worker& w) {
         return;
     }
   }
+}
+
+void thread_pool::poll_hook(detail::worker& w) {
+  if (hook_ == nullptr) return;
+  w.in_hook = true;
+  hook_->poll(w.index);  // the coroutines its completions resume go to w.io_ready
+  w.in_hook = false;
 }
 
 bool thread_pool::find_remote(detail::worker& w, void*& out) {
@@ -253,9 +263,11 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
     if (hook_ != nullptr) {
       // Returns after a wake, at the deadline, or once it has run foreign work — which may have
       // pushed onto our deque: back to the loop in every case (an early return costs one spin).
+      w.in_hook = true;  // the completions it runs resume onto w.io_ready
       hook_->park(w.index, deadline == detail::timer_queue::never
                                ? clock::time_point::max()
                                : clock::time_point(std::chrono::nanoseconds(deadline)));
+      w.in_hook = false;
       break;
     }
     detail::futex_wait(w.parked, 1, timeout);

@@ -148,7 +148,7 @@ void scheduler::submit(task_base* t) {
 void scheduler::schedule(fiber_record* f) noexcept {
   worker* w = current_worker();
   if (w != nullptr && w->sched == this && w->in_hook) {
-    w->io_ready.push_back(item_of(f));  // the owner is awake: find_work takes them (no wake)
+    w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
   } else if (w != nullptr && w->sched == this) {
     w->deque.push(item_of(f));
     notify_one_if_sleeping();
@@ -242,12 +242,8 @@ std::uintptr_t scheduler::steal(worker& w) {
 }
 
 std::uintptr_t scheduler::take_io_ready(worker& w) noexcept {
-  if (w.io_head == w.io_ready.size()) return 0;
-  const std::uintptr_t item = w.io_ready[w.io_head++];
-  if (w.io_head == w.io_ready.size()) {
-    w.io_ready.clear();  // keeps the capacity: no allocation in the steady state
-    w.io_head = 0;
-  }
+  std::uintptr_t item = 0;
+  w.io_ready.pop(item);
   return item;
 }
 

@@ -16,6 +16,7 @@
 #include <pools/fibers/detail/task.hpp>
 #include <pools/fibers/detail/waiter.hpp>
 #include <pools/fibers/thread_pool.hpp>
+#include <pools/ready_fifo.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -63,12 +64,10 @@ struct alignas(64) worker {
   // With a park hook, wakes go to one worker by index: these say whom. Guarded by park_mutex_.
   bool sleeping = false;  // in (or about to enter) the hook's park()
   bool poll_due = false;  // the park hook's between-task poll is due (owner only, no lock)
-  // Fibers woken by the park hook's completions, a FIFO (owner only, not stealable): pushed onto
-  // the LIFO deque one poll at a time they starved its bottom — a plaintext p99 of up to 3 ms
-  // instead of 0.3 ms. find_work alternates between this queue and the deque.
+  // Fibers woken by the park hook's completions (pools/ready_fifo.hpp says why not the deque).
+  // find_work alternates between this queue and the deque.
   bool in_hook = false;
-  std::vector<std::uintptr_t> io_ready;
-  std::size_t io_head = 0;
+  pools::ready_fifo<std::uintptr_t> io_ready;
   bool woken = false;  // a wake is on its way to it
   // Counters for quiescence detection (scheduler::quiescent). Written only by this worker's
   // thread, so a load and a store suffice; release pairs with the destructor's acquire loads.

@@ -145,9 +145,12 @@ class thread_pool {
 
   /// Makes `h` runnable on this pool: onto the current worker's deque when called on one of this
   /// pool's workers, else onto the injection queue. For awaitables that resume coroutines.
+  /// Called from a completion the park hook runs, onto that worker's FIFO of I/O wake-ups instead.
   void enqueue(std::coroutine_handle<> h) {
     detail::worker* w = detail::tl_worker;
-    if (w != nullptr && w->pool == this) {
+    if (w != nullptr && w->pool == this && w->in_hook) {
+      w->io_ready.push(h.address());  // the owner is awake, in the hook: its loop takes it next
+    } else if (w != nullptr && w->pool == this) {
       push_local(*w, h);
     } else {
       inject(h);
@@ -184,6 +187,8 @@ class thread_pool {
   bool steal(detail::worker& w, void*& out);
   enum class park_result { found_work, woken, stop };
   park_result park(detail::worker& w, void*& out);
+  /// Runs the park hook's ready completions on worker `w` (owner only; no-op without a hook).
+  void poll_hook(detail::worker& w);
   void inject(std::coroutine_handle<> h);
   void set_idle(unsigned index) noexcept;
   bool clear_idle(unsigned index) noexcept;

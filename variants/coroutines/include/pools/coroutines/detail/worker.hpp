@@ -9,6 +9,7 @@
 #pragma once
 
 #include <pools/chase_lev_deque.hpp>
+#include <pools/ready_fifo.hpp>
 
 #include <atomic>
 #include <coroutine>
@@ -29,6 +30,10 @@ struct worker {
   const unsigned index;
   std::uint32_t ticks = 0;  // completions since the loop last looked outside the deque
   std::uint64_t rng;        // xorshift state for picking victims; owner only
+  // Coroutines resumed by completions the park hook runs (pools/ready_fifo.hpp says why not the
+  // deque); owner only. in_hook is true while this worker is inside the hook's poll or park.
+  bool in_hook = false;
+  pools::ready_fifo<void*> io_ready;
   // The parking word: 1 while parked (or about to), 0 once a waker has chosen this worker.
   // On its own cache line: wakers write it, and the deque's hot lines must not share it.
   alignas(64) std::atomic<std::uint32_t> parked{0};
