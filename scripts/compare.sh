@@ -4,7 +4,8 @@
 #   scripts/compare.sh [compare.py options...]   e.g. --workloads fib,submit --reps 5
 #
 # Builds the release preset, runs every bench_<subject> on every workload (bench/compare.py), then
-# the HTTP comparison against nginx if the servers are built (bench/http/). Results, with the
+# the HTTP comparison against nginx if the servers are built (bench/http/, 3 interleaved rounds:
+# the p99 target is a median, one run alone flips it). Results, with the
 # command that produced each number, go to bench/results/latest/ (results.md, .json, .png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ done
 out=bench/results/latest
 "$py" bench/compare.py --build build --out "$out" "$@"
 if [[ -x bench/http/run.py ]] && compgen -G "build/server/server_*" >/dev/null; then
-  "$py" bench/http/run.py --build build --out "$out/http"
+  "$py" bench/http/run.py --build build --out "$out/http" --repeat 3
 fi
 echo
 echo "Comparison written to $out/ (open results.md; plot: results.png)"
