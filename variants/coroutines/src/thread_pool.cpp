@@ -110,15 +110,17 @@ void thread_pool::worker_main(detail::worker& w) {
     if (++w.ticks >= detail::fairness_interval) {
       w.ticks = 0;
       poll_hook(w);
-      if (take_timers(w, h) || take_injected(w, h)) {
+      // The deque's turn comes here at the latest: I/O wake-ups go first below.
+      if (take_timers(w, h) || take_injected(w, h) || w.deque.pop(h)) {
         run(h);
         continue;
       }
     }
-    // Coroutines woken by I/O and the deque take turns (odd ticks: I/O first), so neither a
-    // stream of completions nor a deque full of forks can hold the other back.
-    if (((w.ticks & 1) != 0 && w.io_ready.pop(h)) || w.deque.pop(h) || w.io_ready.pop(h) ||
-        find_remote(w, h)) {
+    // Coroutines woken by I/O first, then the deque. The other orders measured worse on the
+    // server's /sleep (1,000 connections, one worker, README "Parking in an event loop"): 0.93 of
+    // Little's law this way, 0.70 taking turns, 0.65 deque first. A deque that never empties
+    // still gets a turn at every fairness tick (above).
+    if (w.io_ready.pop(h) || w.deque.pop(h) || find_remote(w, h)) {
       run(h);
       continue;
     }
@@ -288,12 +290,13 @@ bool thread_pool::clear_idle(unsigned index) noexcept {
   return (idle_[index / 64].fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0;
 }
 
-bool thread_pool::wake_one() noexcept {
+bool thread_pool::wake_one(std::size_t skip) noexcept {
   for (std::size_t k = 0; k < idle_.size(); ++k) {
+    const std::uint64_t mask = ~skip_mask(k, skip);
     // relaxed: only a first guess; the CAS re-reads the word with the orders that matter.
     std::uint64_t bits = idle_[k].load(std::memory_order_relaxed);
-    while (bits != 0) {
-      const std::uint64_t bit = bits & (~bits + 1);  // the lowest set bit
+    while ((bits & mask) != 0) {
+      const std::uint64_t bit = (bits & mask) & (~(bits & mask) + 1);  // the lowest set bit
       // acq_rel on success: acquire pairs with set_idle()'s release, so the worker's parked = 1
       // is visible and our 0 below is ordered after it; release hands everything this thread did
       // before (the work it published) to the worker's acquire in park()/clear_idle().

@@ -103,6 +103,26 @@ TEST_CASE("park hook: coroutines resumed by the hook's completions run in comple
   CHECK(resumed == started);  // the hook runs completions in the order they were posted
 }
 
+// Only *resumptions* go to the FIFO, which other workers cannot steal from. New work started
+// from a completion (a listener on a worker's event loop spawning a connection) must still be
+// stealable: here worker 0 stays inside the completion, so only worker 1 can run the post.
+TEST_CASE("park hook: a task posted from the hook's completion can be stolen by another worker") {
+  queue_park_hook hook(2);
+  thread_pool pool(2, hook);
+  std::atomic<bool> ran_elsewhere{false};
+  pools::wait_group wg(1);
+  hook.post(0, [&] {
+    const auto me = std::this_thread::get_id();
+    pool.post([&, me] {
+      ran_elsewhere.store(std::this_thread::get_id() != me);
+      wg.done();
+    });
+    (void)wg.wait_for(5s);  // worker 0 is busy until the task ran (or 5 s passed)
+  });
+  REQUIRE(wg.wait_for(10s));
+  CHECK(ran_elsewhere.load());
+}
+
 TEST_CASE("park hook: foreign work posted from outside wakes a parked worker") {
   queue_park_hook hook(2);
   thread_pool pool(2, hook);

@@ -108,8 +108,8 @@ class thread_pool {
     static_assert(std::is_invocable_v<std::decay_t<F>&>, "post: f must be callable as f()");
     auto h = detail::run_posted<std::decay_t<F>>(std::forward<F>(f)).handle;
     h.promise().pool = this;
-    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by enqueue's release
-    enqueue(h);
+    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by start's release
+    start(h);
   }
 
   /// Detaches `t` onto the pool. The pool owns its frame and frees it when the task finishes.
@@ -122,8 +122,8 @@ class thread_pool {
       throw std::invalid_argument("pools::coroutines::thread_pool::spawn: empty or finished task");
     auto h = t.release();
     h.promise().set_detached(this);
-    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by enqueue's release
-    enqueue(h);
+    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by start's release
+    start(h);
   }
 
   struct schedule_awaiter {
@@ -143,9 +143,10 @@ class thread_pool {
     return detail::tl_worker != nullptr && detail::tl_worker->pool == this;
   }
 
-  /// Makes `h` runnable on this pool: onto the current worker's deque when called on one of this
-  /// pool's workers, else onto the injection queue. For awaitables that resume coroutines.
-  /// Called from a completion the park hook runs, onto that worker's FIFO of I/O wake-ups instead.
+  /// Makes the suspended coroutine `h` runnable again (for awaitables that resume coroutines):
+  /// from a completion the park hook runs, onto that worker's FIFO of I/O wake-ups; on another
+  /// occasion on one of this pool's workers, onto its deque; on any other thread, onto the
+  /// injection queue.
   void enqueue(std::coroutine_handle<> h) {
     detail::worker* w = detail::tl_worker;
     if (w != nullptr && w->pool == this && w->in_hook) {
@@ -160,7 +161,8 @@ class thread_pool {
   /// Fork: pushes `h` onto the deque of the calling worker `w` (which must belong to this pool).
   void push_local(detail::worker& w, std::coroutine_handle<> h) {
     w.deque.push(h.address());
-    wake_hint();
+    // Inside the hook's park, w's own idle bit is still set: waking w would wake no one.
+    wake_hint(w.in_hook ? w.index : no_worker);
   }
 
   /// Resumes `h` at or after `deadline` (the machinery of sleep_until).
@@ -176,6 +178,18 @@ class thread_pool {
   statistics stats() const noexcept;
 
  private:
+  /// New work (post, spawn): onto the calling worker's deque, where idle workers can steal it, or
+  /// the injection queue. Unlike enqueue(), never onto the FIFO of I/O wake-ups, even from inside
+  /// the park hook: that FIFO is its worker's alone.
+  void start(std::coroutine_handle<> h) {
+    detail::worker* w = detail::tl_worker;
+    if (w != nullptr && w->pool == this) {
+      push_local(*w, h);
+    } else {
+      inject(h);
+    }
+  }
+
   friend void detail::detached_done(thread_pool*) noexcept;
 
   thread_pool(std::size_t threads, pools::park_hook* hook);
@@ -192,22 +206,28 @@ class thread_pool {
   void inject(std::coroutine_handle<> h);
   void set_idle(unsigned index) noexcept;
   bool clear_idle(unsigned index) noexcept;
-  bool wake_one() noexcept;
+  static constexpr std::size_t no_worker = ~std::size_t{0};
+  /// Wakes one parked worker other than `skip`; false if there is none.
+  bool wake_one(std::size_t skip = no_worker) noexcept;
   void wake_all() noexcept;
   void task_finished() noexcept;
 
   // Fence-free: called after every local push. Wakes a parked worker only when one exists and no
   // worker is already searching (that one will find the item). Stale reads cost parallelism for
   // a moment, never progress: the pushing worker runs its own deque.
-  void wake_hint() noexcept {
+  void wake_hint(std::size_t skip = no_worker) noexcept {
     // relaxed both: a heuristic (see above); wake_one() itself is exact.
     if (searching_.load(std::memory_order_relaxed) != 0) return;
-    for (const auto& word : idle_) {
-      if (word.load(std::memory_order_relaxed) != 0) {
-        wake_one();
+    for (std::size_t k = 0; k < idle_.size(); ++k) {
+      if ((idle_[k].load(std::memory_order_relaxed) & ~skip_mask(k, skip)) != 0) {
+        wake_one(skip);
         return;
       }
     }
+  }
+  /// The bit of worker `skip` in word k of idle_, or 0.
+  static std::uint64_t skip_mask(std::size_t k, std::size_t skip) noexcept {
+    return skip != no_worker && skip / 64 == k ? std::uint64_t{1} << (skip % 64) : 0;
   }
 
   pools::park_hook* const hook_;  // nullptr: workers sleep on their futex

@@ -25,7 +25,7 @@
 // on every post 1.01-1.14; a raw TSC read instead, with or without a fence, 0.97-1.00; no clock
 // at all 0.85-0.88. Why a TSC read costs this much here was not found. A stream reads the
 // kernel's tick clock instead (CLOCK_MONOTONIC_COARSE: a memory read, one tick = 1-4 ms):
-// 0.87-0.92. A pause must span several ticks to be seen, hence 20 ms — also longer than a
+// 0.87-0.95. A pause must span several ticks to be seen, hence 20 ms — also longer than a
 // poster is off the CPU when it is merely preempted, so a stream on a busy machine stays one.
 // The price: a fan-out within 20 ms of the end of a stream from the same thread lands in a run.
 //
