@@ -9,7 +9,8 @@
 // tasks, for fairness) pushes newer ones on top again — the oldest wake-ups at the bottom can wait
 // poll after poll. With 64 keep-alive connections on one worker that was a /plaintext p99 of up to
 // 3 ms instead of 0.3 ms (server/README.md). Both the fibers and the coroutines scheduler keep
-// these wake-ups in a ready_fifo and take turns between it and the deque.
+// these wake-ups in a ready_fifo beside the deque: fibers take turns between the two, coroutines
+// take the FIFO first (their README's "Parking in an event loop" has the /sleep numbers).
 //
 // Owner-only, not stealable: a woken connection's socket belongs to this worker's event loop
 // anyway, and the owner is awake (it is running the hook), so pushing needs no wake-up.
