@@ -296,7 +296,8 @@ bool thread_pool::wake_one(std::size_t skip) noexcept {
     // relaxed: only a first guess; the CAS re-reads the word with the orders that matter.
     std::uint64_t bits = idle_[k].load(std::memory_order_relaxed);
     while ((bits & mask) != 0) {
-      const std::uint64_t bit = (bits & mask) & (~(bits & mask) + 1);  // the lowest set bit
+      const std::uint64_t candidates = bits & mask;
+      const std::uint64_t bit = candidates & (~candidates + 1);  // the lowest one
       // acq_rel on success: acquire pairs with set_idle()'s release, so the worker's parked = 1
       // is visible and our 0 below is ordered after it; release hands everything this thread did
       // before (the work it published) to the worker's acquire in park()/clear_idle().

@@ -151,18 +151,21 @@ class thread_pool {
     detail::worker* w = detail::tl_worker;
     if (w != nullptr && w->pool == this && w->in_hook) {
       w->io_ready.push(h.address());  // the owner is awake, in the hook: its loop takes it next
-    } else if (w != nullptr && w->pool == this) {
-      push_local(*w, h);
     } else {
-      inject(h);
+      start(h);
     }
   }
 
   /// Fork: pushes `h` onto the deque of the calling worker `w` (which must belong to this pool).
   void push_local(detail::worker& w, std::coroutine_handle<> h) {
     w.deque.push(h.address());
-    // Inside the hook's park, w's own idle bit is still set: waking w would wake no one.
-    wake_hint(w.in_hook ? w.index : no_worker);
+    // Inside the hook, w may be the searcher wake_hint() counts on (a poll from its spin loop)
+    // or still carry its idle bit (a park): either would make the hint wake no one. So wake
+    // another worker directly; pushes from inside the hook are rare.
+    if (w.in_hook)
+      wake_one(w.index);
+    else
+      wake_hint();
   }
 
   /// Resumes `h` at or after `deadline` (the machinery of sleep_until).
@@ -215,12 +218,12 @@ class thread_pool {
   // Fence-free: called after every local push. Wakes a parked worker only when one exists and no
   // worker is already searching (that one will find the item). Stale reads cost parallelism for
   // a moment, never progress: the pushing worker runs its own deque.
-  void wake_hint(std::size_t skip = no_worker) noexcept {
+  void wake_hint() noexcept {
     // relaxed both: a heuristic (see above); wake_one() itself is exact.
     if (searching_.load(std::memory_order_relaxed) != 0) return;
-    for (std::size_t k = 0; k < idle_.size(); ++k) {
-      if ((idle_[k].load(std::memory_order_relaxed) & ~skip_mask(k, skip)) != 0) {
-        wake_one(skip);
+    for (const auto& word : idle_) {
+      if (word.load(std::memory_order_relaxed) != 0) {
+        wake_one();
         return;
       }
     }
