@@ -193,8 +193,11 @@ void scheduler::notify_one_if_sleeping() noexcept {
       // A hook's wake is aimed at one worker. One that marked itself sleeping (under this lock,
       // after its re-check) and has no wake on its way yet gets it; the hook keeps a wake that
       // comes before the worker blocks (pools/park_hook.hpp), so it cannot fall in between either.
+      // Never the calling worker: it is marked sleeping while a completion runs inside its park,
+      // and waking it would leave the work it just pushed to no one until that completion ends.
+      const worker* self = current_worker();
       for (auto& w : workers_) {
-        if (w->sleeping && !w->woken) {
+        if (w->sleeping && !w->woken && w.get() != self) {
           w->woken = true;
           hook_->wake(static_cast<unsigned>(w->index));
           break;

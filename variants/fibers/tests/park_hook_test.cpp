@@ -80,6 +80,26 @@ TEST_CASE("park hook: fibers woken by the hook's completions run in completion o
   CHECK(resumed == started);  // the hook runs completions in the order they were posted
 }
 
+// New work posted from a completion must reach another worker: here worker 0 stays inside the
+// completion, so only worker 1 can run the task.
+TEST_CASE("park hook: a task posted from the hook's completion runs on another worker") {
+  queue_park_hook hook(2);
+  thread_pool pool(pool_options{.threads = 2, .park_hook = &hook});
+  std::this_thread::sleep_for(20ms);  // both workers parked in the hook
+  std::atomic<bool> ran_elsewhere{false};
+  pools::wait_group wg(1);
+  hook.post(0, [&] {
+    const auto me = std::this_thread::get_id();
+    pool.post([&, me] {
+      ran_elsewhere.store(std::this_thread::get_id() != me);
+      wg.done();
+    });
+    (void)wg.wait_for(5s);  // worker 0 is busy until the task ran (or 5 s passed)
+  });
+  REQUIRE(wg.wait_for(10s));
+  CHECK(ran_elsewhere.load());
+}
+
 TEST_CASE("park hook: foreign work posted from outside wakes a parked worker") {
   queue_park_hook hook(2);
   thread_pool pool(pool_options{.threads = 2, .park_hook = &hook});
