@@ -12,8 +12,11 @@ the same run) and results.png (when matplotlib is available).
 The per-task workloads (ROUNDS_WORKLOADS) have targets near 1.0 and runs that swing by +-15 % on
 a 2-core machine, so they run in --rounds interleaved rounds: each round runs every subject once,
 in an order rotated by one per round, and a subject's record is its median round (its other
-rounds' values are kept in the record as round_values). A slow drift of the machine then hits
-every subject alike instead of whichever happened to run during it.
+rounds' values are kept in the record as round_values, and its ratio to the reference round by
+round as round_ratios). A slow drift of the machine then hits every subject alike instead of
+whichever happened to run during it. The reference also runs a second time in those rounds, as
+"<reference>/again": its ratio to itself is the run's noise floor, and a subject whose ratio is no
+further from 1.00 than that has no measurable difference from the reference.
 
   bench/compare.py --build build --out bench/results/latest [--threads 2] [--reps 3] [--rounds 3]
                    [--subjects futures,tbb] [--workloads fib,submit] [--timeout 300]
@@ -128,16 +131,23 @@ def run_one(binary, subject, workload, args, out_dir, env=None):
     return record
 
 
+AGAIN = "/again"  # suffix of the reference's second run (find_binary maps it to the reference)
+
+
 def run_rounds(binaries, subjects, workload, args, flavours):
     """Each subject's record for `workload`: the median of args.rounds interleaved rounds."""
     rounds = args.rounds if workload in ROUNDS_WORKLOADS else 1
+    ref = MEASURE[workload][3]
+    if workload in ROUNDS_WORKLOADS and ref in subjects:
+        subjects = subjects + [ref + AGAIN]  # last, so the rotation keeps it apart from the first run
     runs = {s: [] for s in subjects}
     for k in range(rounds):
         order = subjects[k % len(subjects):] + subjects[:k % len(subjects)]
         for s in order:
             if runs[s] and value_of(runs[s][-1], workload) is None:
                 continue  # unsupported or failed: once is enough
-            runs[s].append(run_one(binaries[s], s, workload, args, args.out, flavours.get(s)))
+            binary = binaries[s[:-len(AGAIN)] if s.endswith(AGAIN) else s]
+            runs[s].append(run_one(binary, s, workload, args, args.out, flavours.get(s)))
     records = []
     for s in subjects:
         measured = sorted((r for r in runs[s] if value_of(r, workload) is not None),
@@ -147,6 +157,9 @@ def run_rounds(binaries, subjects, workload, args, flavours):
             continue
         record = dict(measured[(len(measured) - 1) // 2])  # the lower median for an even count
         record["round_values"] = [value_of(r, workload) for r in runs[s]]
+        ref_values = [value_of(r, workload) for r in runs.get(ref, [])]
+        if len(ref_values) == len(runs[s]) and all(ref_values):
+            record["round_ratios"] = [v / rv for v, rv in zip(record["round_values"], ref_values)]
         records.append(record)
     return records
 
@@ -171,9 +184,18 @@ def markdown(records, args, subjects, meta):
         for w in args.workloads:
             r, ref = by.get((s, w)), by.get((MEASURE[w][3], w))
             v, rv = (value_of(r, w) if r else None), (value_of(ref, w) if ref else None)
-            cells.append(f"{v / rv:.2f}" if v is not None and rv else "n/s" if r and not r.get("failed") else "FAIL" if r else "—")
+            if v is not None:
+                cells.append(f"{v / rv:.2f}" if rv else "—")  # "—": the reference did not run
+            else:
+                cells.append("n/s" if r and not r.get("failed") else "FAIL" if r else "—")
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    lines += ["", "n/s: not supported by that subject (the reason is in its table below).", ""]
+    lines += ["", "n/s: not supported by that subject (the reason is in its table below)."]
+    again = [s for s in subjects if s.endswith(AGAIN)]
+    if again:
+        lines += [f"{', '.join(again)}: the reference run a second time in the same rounds, so its ratio is "
+                  "this run's noise floor: a subject no further from 1.00 than that is not measurably "
+                  "different from the reference."]
+    lines.append("")
     for w in args.workloads:
         key, unit, better, ref_name = MEASURE[w]
         ref = by.get((ref_name, w))
@@ -191,7 +213,10 @@ def markdown(records, args, subjects, meta):
             ratio = f"{v / rv:.2f}" if rv else "—"
             extra = ", ".join(f"{k}={x:.3g}" for k, x in sorted(r.get("metrics", {}).items()) if k != key)
             if "round_values" in r:
-                extra = f"rounds: {' / '.join(human(x, unit) for x in r['round_values'])}" + (", " + extra if extra else "")
+                rounds = f"rounds: {' / '.join(human(x, unit) for x in r['round_values'])}"
+                if "round_ratios" in r and s != ref_name:
+                    rounds += f" (÷{ref_name}: {' / '.join(f'{x:.2f}' for x in r['round_ratios'])})"
+                extra = rounds + (", " + extra if extra else "")
             lines.append(f"| {s} | {human(v, unit)} | {ratio} | {human(r['min_ns'], 'time')} … "
                          f"{human(r['max_ns'], 'time')} | {r['max_rss_kib'] / 1024:.1f} MiB | {extra} |")
         lines.append("")
@@ -223,7 +248,7 @@ def plot(records, args, subjects, path):
             if v is not None and rv:
                 names.append(s)
                 ratios.append(v / rv)
-        colors = ["#4c72b0" if n not in REFERENCES else "#999999" for n in names]
+        colors = ["#4c72b0" if n.split("/", 1)[0] not in REFERENCES else "#999999" for n in names]
         ax.barh(names, ratios, color=colors)
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_title(f"{w}: {unit} ÷ {ref_name} ({better} is better)", fontsize=9)
@@ -292,6 +317,8 @@ def main():
                 print(f"{s:<12} {w:<14} not supported: {r.get('reason', '')}")
             records.append(r)
 
+    # The reference's second runs (run_rounds) are reported after the subjects asked for.
+    subjects += [v for v in dict.fromkeys(r["variant"] for r in records) if v not in subjects]
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "threads": args.threads, "reps": args.reps, "rounds": args.rounds,
                    "records": records}, f, indent=2)
