@@ -218,11 +218,19 @@ def wrk(args, subject, scenario: Scenario, duration: int) -> dict:
     else:
         cmd += [url + scenario.path]
     out = subprocess.run(pinned(args.wrk_core, cmd), capture_output=True, text=True, timeout=duration + 60)
-    text = out.stdout
-    if out.returncode != 0 or "Requests/sec" not in text:
-        raise RuntimeError(f"wrk failed ({out.returncode}): {out.stderr or text}")
+    if out.returncode != 0 or "Requests/sec" not in out.stdout:
+        raise RuntimeError(f"wrk failed ({out.returncode}): {out.stderr or out.stdout}")
+    return parse_wrk(out.stdout, pipelined=scenario.pipeline > 1)
+
+
+def parse_wrk(text: str, pipelined: bool) -> dict:
+    """req/s, p50/p99 in ms, socket errors and non-2xx responses from wrk's --latency report.
+
+    Pipelined runs report no latency (None): wrk times a pipelined batch as one request and its
+    percentiles then come out as 0 (github.com/wg/wrk/issues/236), so any number would be wrong.
+    """
     unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-    lat = {p: float(v) * unit[u] for p, v, u in LATENCY.findall(text)}
+    lat = {} if pipelined else {p: float(v) * unit[u] for p, v, u in LATENCY.findall(text)}
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", text))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     return {
@@ -313,6 +321,9 @@ def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
             fmt = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
             lines.append(f"| {r.server} | {r.requests_per_s:,.0f} | {fmt(r.p50_ms, 3)} | {fmt(r.p99_ms, 3)} | {r.errors} | "
                          f"{r.non_2xx} | {fmt(r.ratio)} |")
+        if sc.pipeline > 1:
+            lines.append("\nNo latency: wrk times a pipelined batch as one request and reports its "
+                         "percentiles as 0 (github.com/wg/wrk/issues/236); req/s counts every response.")
         if sc.name == "sleep":
             limit = sc.connections / (SLEEP_MS / 1000)
             lines.append(f"\nLittle's law limit: {sc.connections} connections / {SLEEP_MS} ms = {limit:,.0f} req/s.")
