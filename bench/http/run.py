@@ -228,9 +228,12 @@ def parse_wrk(text: str, pipelined: bool) -> dict:
 
     Pipelined runs report no latency (None): wrk times a pipelined batch as one request and its
     percentiles then come out as 0 (github.com/wg/wrk/issues/236), so any number would be wrong.
+    Nor does a run in which no request completed (wrk prints 0.00us for an empty histogram).
     """
     unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-    lat = {} if pipelined else {p: float(v) * unit[u] for p, v, u in LATENCY.findall(text)}
+    completed = re.search(r"(\d+) requests in", text)
+    measured = not pipelined and completed is not None and int(completed.group(1)) > 0
+    lat = {p: float(v) * unit[u] for p, v, u in LATENCY.findall(text)} if measured else {}
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", text))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     return {

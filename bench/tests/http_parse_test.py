@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/http/run.py's reading of wrk's report: units, errors, and no latency for pipelined runs.
 
-The reports below are wrk 4.1's own output (Debian 12), one plain and one pipelined run, the
-second with the zero percentiles wrk prints under pipelining (github.com/wg/wrk/issues/236).
+The reports below are in wrk 4.1's format (Debian 12): a plain run, a pipelined run with the zero
+percentiles wrk prints under pipelining (github.com/wg/wrk/issues/236), and a run in which no
+request completed (futures' /sleep with 1,000 connections).
 """
 import importlib.util
 import sys
@@ -45,6 +46,21 @@ Requests/sec: 1413389.46
 Transfer/sec:    175.23MB
 """
 
+NOTHING_COMPLETED = """Running 10s test @ http://127.0.0.1:8080/sleep?ms=15
+  1 threads and 1000 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     0.00us    0.00us   0.00us    -nan%
+    Req/Sec     0.00      0.00     0.00    100.00%
+  Latency Distribution
+     50%    0.00us
+     75%    0.00us
+     90%    0.00us
+     99%    0.00us
+  0 requests in 10.01s, 0.00B read
+Requests/sec:      0.00
+Transfer/sec:       0.00B
+"""
+
 failures = []
 
 
@@ -66,6 +82,10 @@ def main():
     expect(piped["rps"] == 1413389.46, f"pipelined req/s read ({piped['rps']})")
     expect(piped["p50"] is None and piped["p99"] is None, "pipelined: no latency rather than wrk's zeros")
     expect(piped["errors"] == 0 and piped["non_2xx"] == 0, "no error lines: zero errors")
+
+    none = run.parse_wrk(NOTHING_COMPLETED, pipelined=False)
+    expect(none["rps"] == 0.0 and none["p50"] is None and none["p99"] is None,
+           "no request completed: no latency rather than wrk's empty-histogram zeros")
 
     scenario = run.SCENARIOS["pipeline"]
     r = run.Result(server="nginx", scenario="pipeline", requests_per_s=piped["rps"], ratio=1.0)
