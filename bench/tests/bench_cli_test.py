@@ -12,23 +12,16 @@ import subprocess
 import sys
 import tempfile
 
+from checks import expect, verdict
+
 SMALL_N = {"fib": 15, "skynet": 1000, "nqueens": 6, "matmul": 128, "submit": 20000,
            "submit_future": 20000, "vector_fill": 64, "wakeup": 200, "memory": 2000}
 FIELDS = ["workload", "params", "variant", "threads", "reps", "median_ns", "min_ns", "max_ns",
           "mean_ns", "stddev_ns", "max_rss_kib", "compiler", "flags", "cpu"]
 
-failures = []
-
-
 def run(binary, *args, timeout=300):
     p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def expect(cond, what):
-    print(("ok      " if cond else "FAILED  ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def main():
@@ -38,7 +31,7 @@ def main():
         expect(rc == 1, f"wrong fib result exits 1 (got {rc})")
         expect("verification failed" in err and "fib(20)" in err, "and says which result was wrong")
         expect("median" not in out, "and reports no time")
-        return finish()
+        return verdict()
 
     rc, out, _ = run(binary, "--help")
     expect(rc == 0 and "--workload" in out, "--help exits 0 and shows usage")
@@ -87,12 +80,7 @@ def main():
                 expect("bytes_per_task" in r["metrics"], "memory: reports bytes_per_task")
             if workload == "vector_fill":
                 expect("speedup_tasks_T" in r["metrics"], "vector_fill: reports speedups")
-    return finish()
-
-
-def finish():
-    print(f"{len(failures)} failed" if failures else "all checks passed")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

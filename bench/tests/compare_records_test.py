@@ -10,14 +10,9 @@ import json
 import statistics
 import sys
 
+from checks import expect, verdict
+
 ROUNDS_WORKLOADS = {"submit", "submit_future", "wakeup"}  # bench/compare.py's, all judged against asio_pool
-failures = []
-
-
-def expect(cond, what):
-    print(("ok      " if cond else "FAILED  ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def main():
@@ -48,10 +43,7 @@ def main():
         expect(statistics.median(again["round_ratios"]) > 0, f"{workload}: the noise floor is a ratio")
     md = open(f"{out}/results.md").read()
     expect("| asio_pool/again |" in md and "noise floor" in md, "results.md shows and explains the noise floor row")
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
+    return verdict()
 
 
 if __name__ == "__main__":

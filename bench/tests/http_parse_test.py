@@ -9,6 +9,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from checks import expect, verdict
+
 spec = importlib.util.spec_from_file_location("http_run", Path(__file__).resolve().parents[1] / "http" / "run.py")
 run = importlib.util.module_from_spec(spec)
 sys.modules["http_run"] = run  # dataclasses look their module up while the module loads
@@ -61,13 +63,6 @@ Requests/sec:      0.00
 Transfer/sec:       0.00B
 """
 
-failures = []
-
-
-def expect(cond, what):
-    print(("ok      " if cond else "FAILED  ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def main():
@@ -92,10 +87,7 @@ def main():
     md = run.markdown([r], [scenario])
     expect("| nginx | 1,413,389 | – | – |" in md, "the table shows a dash, not 0.000, for the latency")
     expect("wg/wrk/issues/236" in md, "and says why")
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
+    return verdict()
 
 
 if __name__ == "__main__":
