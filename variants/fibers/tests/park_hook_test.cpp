@@ -86,18 +86,7 @@ TEST_CASE("park hook: a task posted from the hook's completion runs on another w
   queue_park_hook hook(2);
   thread_pool pool(pool_options{.threads = 2, .park_hook = &hook});
   std::this_thread::sleep_for(20ms);  // both workers parked in the hook
-  std::atomic<bool> ran_elsewhere{false};
-  pools::wait_group wg(1);
-  hook.post(0, [&] {
-    const auto me = std::this_thread::get_id();
-    pool.post([&, me] {
-      ran_elsewhere.store(std::this_thread::get_id() != me);
-      wg.done();
-    });
-    (void)wg.wait_for(5s);  // worker 0 is busy until the task ran (or 5 s passed)
-  });
-  REQUIRE(wg.wait_for(10s));
-  CHECK(ran_elsewhere.load());
+  CHECK(pools::testing::posted_from_completion_ran_elsewhere(pool, hook));
 }
 
 TEST_CASE("park hook: foreign work posted from outside wakes a parked worker") {

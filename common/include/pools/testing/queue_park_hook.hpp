@@ -126,4 +126,29 @@ void post_in_rounds(Pool& pool, std::atomic<int>& ran, int rounds, int per_round
   }
 }
 
+/// From a completion the hook runs on worker 0, posts one task to `pool` and keeps worker 0 inside
+/// that completion until the task has run (or 5 s passed), so only another worker can run it.
+/// True if the task ran, on another thread. New work started from an I/O completion (a listener
+/// spawning a connection) must not wait for the completion that started it to end.
+template <class Pool>
+bool posted_from_completion_ran_elsewhere(Pool& pool, queue_park_hook& hook) {
+  // Owned by both lambdas, not on this stack: the task's done() lets this function return while
+  // worker 0 is still inside wait_for() on the same wait_group, and a task that never ran in time
+  // may still run during the pool's drain.
+  struct state {
+    std::atomic<bool> ran_elsewhere{false};
+    pools::wait_group ran{1};
+  };
+  auto s = std::make_shared<state>();
+  hook.post(0, [&pool, s] {
+    const auto me = std::this_thread::get_id();
+    pool.post([s, me] {
+      s->ran_elsewhere.store(std::this_thread::get_id() != me);
+      s->ran.done();
+    });
+    (void)s->ran.wait_for(std::chrono::seconds(5));  // worker 0 is busy until the task ran
+  });
+  return s->ran.wait_for(std::chrono::seconds(10)) && s->ran_elsewhere.load();
+}
+
 }  // namespace pools::testing
