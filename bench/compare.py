@@ -248,7 +248,8 @@ def plot(records, args, subjects, path):
             if v is not None and rv:
                 names.append(s)
                 ratios.append(v / rv)
-        colors = ["#4c72b0" if n.split("/", 1)[0] not in REFERENCES else "#999999" for n in names]
+        colors = ["#999999" if n.split("/", 1)[0] in REFERENCES else "#9ecae1" if n.endswith("/textbook")
+                  else "#4c72b0" for n in names]
         ax.barh(names, ratios, color=colors)
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_title(f"{w}: {unit} ÷ {ref_name} ({better} is better)", fontsize=9)
@@ -257,7 +258,8 @@ def plot(records, args, subjects, path):
         ax.tick_params(labelsize=8)
     for j in range(len(args.workloads), rows * cols):
         axes[j // cols][j % cols].axis("off")
-    fig.suptitle(f"pools, {args.threads} threads: ratio to the same-run reference (blue: variants, grey: references)")
+    fig.suptitle(f"pools, {args.threads} threads: ratio to the same-run reference "
+                 "(dark blue: tuned pools, light blue: textbook pools, grey: references)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True

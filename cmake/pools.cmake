@@ -79,6 +79,43 @@ function(pools_add_conformance name)
   target_include_directories(conformance_${name} PRIVATE ${_dir} ${POOLS_ROOT}/common/conformance)
 endfunction()
 
+# pools_add_flavour_smoke_tests(<name> <flavours.txt>)
+# Each line `<label> VAR=value...` of a variant's bench/flavours.txt is a subject of compare.py
+# ("<name>/<label>": bench_<name> run under that environment, e.g. futures/textbook). Each gets
+# the same smoke test as bench_<name> itself, run under that environment, so a flavour that
+# compare.py would run is one the tests have run.
+function(pools_add_flavour_smoke_tests name file)
+  if(NOT EXISTS ${file} OR NOT POOLS_BUILD_TESTS OR NOT Python3_Interpreter_FOUND)
+    return()
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+  file(STRINGS ${file} _lines)
+  foreach(_line IN LISTS _lines)
+    string(REGEX REPLACE "#.*" "" _line "${_line}")
+    string(STRIP "${_line}" _line)
+    if(_line STREQUAL "")
+      continue()
+    endif()
+    separate_arguments(_words UNIX_COMMAND "${_line}")
+    list(POP_FRONT _words _label)
+    add_test(NAME bench_smoke_${name}_${_label}
+             COMMAND ${Python3_EXECUTABLE} ${POOLS_BENCH_SMOKE} $<TARGET_FILE:bench_${name}> ${name}/${_label})
+    set_tests_properties(bench_smoke_${name}_${_label} PROPERTIES TIMEOUT 600 LABELS "bench;${name}"
+                         ENVIRONMENT "${POOLS_TEST_ENV};${_words}")
+    if(_words MATCHES "POOLS_BENCH_POOL=")
+      set(_reads_pool ON)
+    endif()
+  endforeach()
+  # A bench that reads POOLS_BENCH_POOL (pools::bench::pool_from_environment) rejects a bad value.
+  if(_reads_pool)
+    add_test(NAME bench_${name}_bad_pool
+             COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:bench_${name}> -DVAR=POOLS_BENCH_POOL
+                     -DVALUE=fastest -DCHOICE=textbook -P ${POOLS_BAD_ENVIRONMENT_CHECK})
+    set_tests_properties(bench_${name}_bad_pool PROPERTIES TIMEOUT 60 LABELS "bench;${name}"
+                         ENVIRONMENT "${POOLS_TEST_ENV}")
+  endif()
+endfunction()
+
 # pools_add_variant(<name>
 #   EXECUTORS <C++ type>...   executor types the conformance suite runs; each must satisfy
 #                             pools::Executor and be constructible from std::size_t (threads)
@@ -129,12 +166,19 @@ function(pools_add_variant name)
   if(_bench AND TARGET pools::bench_harness)
     pools_add_bench(${name} SOURCES ${_bench} LINK pools::${name} ${arg_BENCH_LINK})
     list(APPEND _parts bench_${name})
+    pools_add_flavour_smoke_tests(${name} ${_src}/bench/flavours.txt)
   endif()
 
   set(_driver ${POOLS_ROOT}/server/drivers/${name}.cpp)
   if(EXISTS ${_driver} AND COMMAND pools_add_server)
     pools_add_server(${name} SOURCES ${_driver} LINK pools::${name})
     list(APPEND _parts server_${name})
+  endif()
+
+  # A textbook pool (include/pools/<name>/textbook_pool.hpp) must read in one sitting.
+  if(POOLS_BUILD_TESTS AND EXISTS ${_src}/include/pools/${name}/textbook_pool.hpp)
+    add_test(NAME textbook_size_${name} COMMAND ${POOLS_ROOT}/scripts/check_textbook_size.sh ${_src} 150)
+    set_tests_properties(textbook_size_${name} PROPERTIES TIMEOUT 60 LABELS "${name};textbook")
   endif()
 
   add_custom_target(variant_${name} DEPENDS ${_parts})

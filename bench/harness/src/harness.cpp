@@ -45,6 +45,14 @@ void fail_usage(const std::string& what) {
   std::exit(2);
 }
 
+pool_choice pool_from_environment(std::string_view variant) {
+  const char* value = std::getenv("POOLS_BENCH_POOL");
+  const std::string_view chosen = value == nullptr ? "tuned" : value;
+  if (chosen == "tuned") return {false, std::string(variant)};
+  if (chosen == "textbook") return {true, fmt::format("{}/textbook", variant)};
+  fail_usage(fmt::format("POOLS_BENCH_POOL='{}' is not a pool; use tuned or textbook", chosen));
+}
+
 namespace {
 
 std::string compiler_id() {

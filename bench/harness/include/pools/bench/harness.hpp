@@ -77,6 +77,19 @@ inline void keep(T const& value) {
   asm volatile("" : : "r,m"(value) : "memory");
 }
 
+/// Which of a variant's two pools a bench_<variant> measures. Every variant has a tuned pool (its
+/// main executor) and a textbook pool (`textbook_pool.hpp`: the idea in one sitting). The harness
+/// command line is shared by every subject, so the choice comes from the environment:
+/// POOLS_BENCH_POOL unset or "tuned" measures the tuned pool and the record's variant is
+/// `variant`; "textbook" measures the textbook pool as "<variant>/textbook" (the line
+/// `textbook POOLS_BENCH_POOL=textbook` of the variant's bench/flavours.txt makes it a subject of
+/// compare.py). Any other value is a usage error (exit 2).
+struct pool_choice {
+  bool textbook = false;
+  std::string variant;  // the name the records carry
+};
+pool_choice pool_from_environment(std::string_view variant);
+
 /// The workloads every bench executable knows by name (see bench/README.md for each).
 struct workload_info {
   std::string_view name;
