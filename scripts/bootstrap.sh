@@ -9,9 +9,11 @@ packages=(
   g++ clang libclang-rt-14-dev libomp-dev cmake ninja-build ccache clang-format git
   # libraries (Boost >= 1.74: headers incl. Asio/Beast, Context, Fiber, Program_options)
   libboost-dev libboost-context-dev libboost-fiber-dev libboost-program-options-dev
-  libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev libbenchmark-dev relacy-dev
+  libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev relacy-dev
   # HTTP comparison, tests, plots
   wrk nginx-light curl python3 python3-matplotlib util-linux
+  # the textbook pools' size check (code lines without comments and blanks)
+  cloc
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
