@@ -30,6 +30,8 @@ import platform
 import subprocess
 import sys
 
+from progress import Progress
+
 REFERENCES = ["tbb", "openmp", "asio_pool", "naive", "boost_fiber"]
 WORKLOADS = ["fib", "skynet", "nqueens", "matmul", "submit", "submit_future", "vector_fill", "wakeup", "memory"]
 # What each workload is judged by, which way is better, and the reference it is a ratio to.
@@ -52,6 +54,11 @@ SLOW_SUBJECTS = {"naive": {"--reps": "1", "--warmup": "0"}, "boost_fiber": {"--r
 COLD_WORKLOADS = {"memory": {"--reps": "1", "--warmup": "0"}}
 # Cheap (a few seconds a run) and judged against a reference they are close to: run in rounds.
 ROUNDS_WORKLOADS = ["submit", "submit_future", "wakeup"]
+FORK_JOIN = ["fib", "skynet", "nqueens", "matmul"]
+# --quick (compare.sh's default, a first look in a few minutes): one repetition after the warm-up,
+# and the runs that take half a minute each left out: the slow subjects' fork-join, and naive's
+# million-thread submissions. --full runs everything.
+QUICK_SKIPS = {(s, w) for s in SLOW_SUBJECTS for w in FORK_JOIN} | {("naive", "submit"), ("naive", "submit_future")}
 
 
 def fail(msg):
@@ -104,7 +111,7 @@ def human(v, unit):
     return f"{v:.2f}×"
 
 
-def run_one(binary, subject, workload, args, out_dir, env=None):
+def run_one(binary, subject, workload, args, out_dir, env, progress):
     path = os.path.join(out_dir, "raw", f"{subject.replace('/', '_')}.{workload}.json")
     # A slow subject's or a cold workload's --reps/--warmup replace the run's (the harness
     # rejects an option given twice).
@@ -121,8 +128,7 @@ def run_one(binary, subject, workload, args, out_dir, env=None):
     if p.returncode != 0:
         return {"workload": workload, "variant": subject, "supported": False, "failed": True,
                 "reason": (p.stderr.strip() or f"exit {p.returncode}")[:300], "command": " ".join(cmd)}
-    sys.stdout.write(p.stdout)
-    sys.stdout.flush()
+    progress.write(p.stdout)
     with open(path) as f:
         record = json.load(f)[0]
     record["variant"] = subject  # a flavour's binary may name itself differently
@@ -134,20 +140,35 @@ def run_one(binary, subject, workload, args, out_dir, env=None):
 AGAIN = "/again"  # suffix of the reference's second run (find_binary maps it to the reference)
 
 
-def run_rounds(binaries, subjects, workload, args, flavours):
-    """Each subject's record for `workload`: the median of args.rounds interleaved rounds."""
+def plan(subjects, workload, args):
+    """The subjects run for `workload` (with the reference's second run) and how many rounds."""
     rounds = args.rounds if workload in ROUNDS_WORKLOADS else 1
     ref = MEASURE[workload][3]
     if workload in ROUNDS_WORKLOADS and ref in subjects:
         subjects = subjects + [ref + AGAIN]  # last, so the rotation keeps it apart from the first run
+    return subjects, rounds
+
+
+def run_rounds(binaries, subjects, workload, args, flavours, progress):
+    """Each subject's record for `workload`: the median of args.rounds interleaved rounds."""
+    subjects, rounds = plan(subjects, workload, args)
+    ref = MEASURE[workload][3]
     runs = {s: [] for s in subjects}
     for k in range(rounds):
         order = subjects[k % len(subjects):] + subjects[:k % len(subjects)]
         for s in order:
             if runs[s] and value_of(runs[s][-1], workload) is None:
+                progress.advance()
                 continue  # unsupported or failed: once is enough
-            binary = binaries[s[:-len(AGAIN)] if s.endswith(AGAIN) else s]
-            runs[s].append(run_one(binary, s, workload, args, args.out, flavours.get(s)))
+            base = s[:-len(AGAIN)] if s.endswith(AGAIN) else s
+            if args.quick and (base, workload) in QUICK_SKIPS:
+                runs[s].append({"workload": workload, "variant": s, "supported": False, "skipped": True,
+                                "reason": "left out of the quick run (half a minute a run); --full runs it"})
+                progress.advance()
+                continue
+            progress.start(f"{s} × {workload}" + (f" (round {k + 1}/{rounds})" if rounds > 1 else ""))
+            runs[s].append(run_one(binaries[base], s, workload, args, args.out, flavours.get(s), progress))
+            progress.advance()
     records = []
     for s in subjects:
         measured = sorted((r for r in runs[s] if value_of(r, workload) is not None),
@@ -165,11 +186,13 @@ def run_rounds(binaries, subjects, workload, args, flavours):
 
 
 def markdown(records, args, subjects, meta):
-    lines = ["# pools: side-by-side comparison", "",
+    quick = (["**Quick run, for a first look**: one repetition per run and the slow references' fork-join "
+              "runs left out. `scripts/compare.sh --full` makes the published numbers.", ""] if args.quick else [])
+    lines = ["# pools: side-by-side comparison" + (" (quick)" if args.quick else ""), "", *quick,
              f"{meta['date']} · {meta['cpu']} · {args.threads} threads · {args.reps} reps (median) · "
              f"{', '.join(ROUNDS_WORKLOADS)}: median of {args.rounds} interleaved rounds · "
              f"commit {meta['commit']}", "",
-             "Reproduce: `bench/compare.py --build build --out <dir> "
+             "Reproduce: `bench/compare.py --build build --out <dir> " + ("--quick " if args.quick else "") +
              f"--threads {args.threads} --reps {args.reps} --rounds {args.rounds}` "
              "(each row's exact command is in results.json).",
              "Ratios are to the reference measured in the same run; for time, ns and bytes below 1 is "
@@ -187,9 +210,10 @@ def markdown(records, args, subjects, meta):
             if v is not None:
                 cells.append(f"{v / rv:.2f}" if rv else "—")  # "—": the reference did not run
             else:
-                cells.append("n/s" if r and not r.get("failed") else "FAIL" if r else "—")
+                cells.append("—" if not r else "FAIL" if r.get("failed") else "skip" if r.get("skipped") else "n/s")
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    lines += ["", "n/s: not supported by that subject (the reason is in its table below)."]
+    lines += ["", "n/s: not supported by that subject (the reason is in its table below)."
+              + (" skip: left out of this quick run." if args.quick else "")]
     again = [s for s in subjects if s.endswith(AGAIN)]
     if again:
         lines += [f"{', '.join(again)}: the reference run a second time in the same rounds, so its ratio is "
@@ -208,7 +232,8 @@ def markdown(records, args, subjects, meta):
                 continue
             v = value_of(r, w)
             if v is None:
-                lines.append(f"| {s} | — | — | — | — | {'**failed**: ' if r.get('failed') else 'not supported: '}{r.get('reason', '')} |")
+                why = "**failed**: " if r.get("failed") else "skipped: " if r.get("skipped") else "not supported: "
+                lines.append(f"| {s} | — | — | — | — | {why}{r.get('reason', '')} |")
                 continue
             ratio = f"{v / rv:.2f}" if rv else "—"
             extra = ", ".join(f"{k}={x:.3g}" for k, x in sorted(r.get("metrics", {}).items()) if k != key)
@@ -270,13 +295,18 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="bench/results/latest")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--quick", action="store_true",
+                    help="a first look in a few minutes: --reps 1 unless given; naive's and boost_fiber's "
+                         "fork-join and naive's submit runs left out")
+    ap.add_argument("--reps", type=int)
     ap.add_argument("--rounds", type=int, default=3,
                     help=f"interleaved rounds for {', '.join(ROUNDS_WORKLOADS)} (median round reported)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per (subject, workload) run")
     ap.add_argument("--subjects", help="comma list (default: every registered variant and built reference)")
     ap.add_argument("--workloads", help="comma list (default: all)")
     args = ap.parse_args()
+    if args.reps is None:
+        args.reps = 1 if args.quick else 3
     if args.threads < 1 or args.reps < 1 or args.rounds < 1 or args.timeout < 1:
         fail("--threads, --reps, --rounds and --timeout must be positive")
 
@@ -310,19 +340,27 @@ def main():
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown"}
 
     records = []
+    total = 0
     for w in args.workloads:
-        for r in run_rounds(binaries, subjects, w, args, flavours):
+        planned, rounds = plan(subjects, w, args)
+        total += len(planned) * rounds
+    progress = Progress(total)
+    for w in args.workloads:
+        for r in run_rounds(binaries, subjects, w, args, flavours, progress):
             s = r["variant"]
             if r.get("failed") or "timed out" in r.get("reason", ""):
-                print(f"{s:<12} {w:<14} FAILED: {r['reason']}", file=sys.stderr)
+                progress.write(f"{s:<12} {w:<14} FAILED: {r['reason']}")
+            elif r.get("skipped"):
+                progress.write(f"{s:<12} {w:<14} skipped: {r['reason']}")
             elif not r.get("supported"):
-                print(f"{s:<12} {w:<14} not supported: {r.get('reason', '')}")
+                progress.write(f"{s:<12} {w:<14} not supported: {r.get('reason', '')}")
             records.append(r)
+    progress.close()
 
     # The reference's second runs (run_rounds) are reported after the subjects asked for.
     subjects += [v for v in dict.fromkeys(r["variant"] for r in records) if v not in subjects]
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"meta": meta, "threads": args.threads, "reps": args.reps, "rounds": args.rounds,
+        json.dump({"meta": meta, "threads": args.threads, "reps": args.reps, "rounds": args.rounds, "quick": args.quick,
                    "records": records}, f, indent=2)
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(markdown(records, args, subjects, meta))

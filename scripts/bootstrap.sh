@@ -11,7 +11,7 @@ packages=(
   libboost-dev libboost-context-dev libboost-fiber-dev libboost-program-options-dev
   libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev relacy-dev
   # HTTP comparison, tests, plots
-  wrk nginx-light curl python3 python3-matplotlib util-linux
+  wrk nginx-light curl python3 python3-matplotlib python3-tqdm util-linux
   # the textbook pools' size check (code lines without comments and blanks)
   cloc
 )

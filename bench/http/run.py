@@ -17,7 +17,7 @@ Output: a JSON file and a Markdown table (printed, and written beside the JSON).
 
   python3 bench/http/run.py --build build                 # every registered variant + nginx
   python3 bench/http/run.py --build build --servers reactor fixture --duration 5
-Python 3 standard library only.
+Python 3 standard library, and tqdm for the progress bar when it is installed (bench/progress.py).
 """
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from progress import Progress  # noqa: E402  (bench/progress.py, shared with compare.py)
 SLEEP_MS = 15
 
 
@@ -275,7 +277,7 @@ def summarise(name: str, scenario: Scenario, runs: list[dict]) -> Result:
     return res
 
 
-def measure(args, subjects: list, scenario: Scenario) -> list[Result]:
+def measure(args, subjects: list, scenario: Scenario, progress: Progress) -> list[Result]:
     """`--repeat` rounds; each round measures every subject once, in an order rotated by one per
     round. A server is not measured back to back: drift of the machine (frequency, a neighbour
     VM) lands on every subject alike, and the ratios to nginx compare runs minutes apart at most."""
@@ -285,13 +287,15 @@ def measure(args, subjects: list, scenario: Scenario) -> list[Result]:
         k = round_ % len(subjects)
         for subject in subjects[k:] + subjects[:k]:
             if subject.name in failed:
+                progress.advance()
                 continue
-            log(f"{scenario.name}: {subject.name} (run {round_ + 1} of {args.repeat})")
+            progress.start(f"{scenario.name}: {subject.name} (run {round_ + 1} of {args.repeat})")
             try:
                 runs[subject.name].append(measure_once(args, subject, scenario))
             except (RuntimeError, subprocess.TimeoutExpired) as e:
-                log(f"{scenario.name}: {subject.name} failed: {e}")
+                progress.write(f"[bench/http] {scenario.name}: {subject.name} failed: {e}")
                 failed[subject.name] = f"failed: {e}"
+            progress.advance()
     return [Result(s.name, scenario.name, note=failed[s.name]) if s.name in failed
             else summarise(s.name, scenario, runs[s.name]) for s in subjects]
 
@@ -369,12 +373,17 @@ def main() -> int:
                 p.error(f"nginx not found ({args.nginx}); pass --no-nginx to go without")
             subjects.append(Nginx(args.nginx, args.server_core, tmp))
         subjects += [Pools(n, exe, args.server_core, tmp) for n, exe in servers.items()]
+        plan = []
         for sc in scenarios:
             present = [x for x in subjects
                        if not (isinstance(x, Nginx) and sc.name == "sleep" and not x.echo_module.exists())]
             if len(present) < len(subjects):
                 log("nginx: no echo module, skipping the sleep scenario for it")
-            results += measure(args, present, sc)
+            plan.append((sc, present))
+        progress = Progress(sum(len(present) for _, present in plan) * args.repeat)
+        for sc, present in plan:
+            results += measure(args, present, sc, progress)
+        progress.close()
 
     for r in results:
         if r.scenario == "sleep":

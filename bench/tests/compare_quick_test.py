@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Runs bench/compare.py --quick on two cheap subjects and checks what a new user sees.
+
+Usage: compare_quick_test.py BUILD_DIR OUT_DIR
+- progress: with stdout not a terminal (as here, a pipe) every run is announced on a plain line
+  "[k/N] <subject> × <workload>", k counting up to N, the planned total;
+- quick: one repetition per run; the runs left out of a quick run (naive's fork-join) are
+  recorded as skipped with the reason, shown as "skip" in the summary, and results.md says it is
+  a quick run.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from checks import expect, verdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    build, out = sys.argv[1], sys.argv[2]
+    cmd = [sys.executable, os.path.join(HERE, "..", "compare.py"), "--build", build, "--out", out, "--quick",
+           "--threads", "2", "--rounds", "2", "--timeout", "120", "--subjects", "naive,asio_pool",
+           "--workloads", "fib,wakeup"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    expect(p.returncode == 0, f"compare.py --quick exits 0 (got {p.returncode}: {p.stderr.strip()[-300:]})")
+
+    steps = re.findall(r"^\[(\d+)/(\d+)\] (\S+) × (\S+)", p.stdout, re.M)
+    # fib: naive (skipped, not announced) and asio_pool; wakeup: 2 rounds of naive, asio_pool, asio_pool/again.
+    expect(len(steps) == 7, f"7 runs announced on plain lines (got {len(steps)})")
+    expect(all(int(total) == 8 for _, total, _, _ in steps), "each line names the planned total, 8 runs")
+    expect([int(k) for k, _, _, _ in steps] == sorted(int(k) for k, _, _, _ in steps),
+           "the count only goes up")
+    expect("\r" not in p.stdout, "no progress-bar redraws in a log")
+
+    data = json.load(open(os.path.join(out, "results.json")))
+    by = {(r["variant"], r["workload"]): r for r in data["records"]}
+    expect(data.get("quick") is True and data.get("reps") == 1, "results.json: quick, one repetition")
+    naive_fib = by.get(("naive", "fib"), {})
+    expect(naive_fib.get("skipped") is True and "--full" in naive_fib.get("reason", ""),
+           "naive × fib is recorded as skipped, pointing at --full")
+    expect(by.get(("asio_pool", "fib"), {}).get("reps") == 1, "asio_pool × fib ran one repetition")
+    md = open(os.path.join(out, "results.md")).read()
+    expect("(quick)" in md.splitlines()[0] and "--full" in md, "results.md is labelled quick and names --full")
+    expect(re.search(r"^\| naive \| skip \|", md, re.M) is not None, "the summary shows naive × fib as skip")
+    return verdict()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
