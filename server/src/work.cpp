@@ -1,6 +1,8 @@
 #include <pools/server/job.hpp>
 #include <pools/server/work.hpp>
 
+#include <thread>
+
 namespace pools::server {
 
 void busy_wait(std::chrono::nanoseconds d) noexcept {
@@ -11,6 +13,22 @@ void busy_wait(std::chrono::nanoseconds d) noexcept {
 
 std::uint64_t fib_serial(std::uint64_t n) noexcept {
   return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+std::uint64_t run_blocking(const job& j) {
+  switch (j.what) {
+    case job::kind::fib:
+      return fib_serial(j.arg);
+    case job::kind::busy:
+      busy_wait(j.duration());
+      return 0;
+    case job::kind::sleep:
+      std::this_thread::sleep_for(j.duration());
+      return 0;
+    case job::kind::respond:
+      return 0;
+  }
+  return 0;
 }
 
 std::uint64_t fib_expected(std::uint64_t n) noexcept {

@@ -2,6 +2,8 @@
 // work and only the parallel structure differs.
 #pragma once
 
+#include <pools/server/job.hpp>
+
 #include <chrono>
 #include <cstdint>
 
@@ -17,6 +19,11 @@ std::uint64_t fib_serial(std::uint64_t n) noexcept;
 /// Below this n a fork costs more than it saves: every driver's fork-join runs fib_serial there,
 /// so the drivers compare their forks, not their grain sizes.
 inline constexpr std::uint64_t fib_cutoff = 16;
+
+/// Runs `j` start to end on the calling thread, blocking it as long as the job takes: fib by
+/// fib_serial, busy by busy_wait, sleep by sleeping, respond at once. Returns fib's value (0 for
+/// the others). The synchronous half of the half-sync/half-async drivers (pool_session.hpp).
+std::uint64_t run_blocking(const job& j);
 
 /// fib(n) by iteration (n <= 93): what the core checks a driver's answer against.
 std::uint64_t fib_expected(std::uint64_t n) noexcept;
