@@ -188,12 +188,7 @@ struct connection::state {
         request_start = last_activity;  // whatever follows in the buffer arrived with the last read
         continue;
       }
-      // The parser needs more bytes. An interim "100 Continue" may go out now, but only when no
-      // earlier response is pending: responses must stay in order.
-      if (parser.awaiting_body_with_continue() && !continue_sent && slots.empty() && !output_pending()) {
-        out.append(continue_100);
-        continue_sent = true;
-      }
+      // The parser needs more bytes (a "100 Continue" it may be waiting for goes out in fill()).
       if (in_end - in_begin >= max_input - min_read) dispatch_error(400, "request framing too large");
       break;
     }
@@ -236,6 +231,13 @@ struct connection::state {
         stream_next_piece();
         return;
       }
+    }
+    // RFC 9110 10.1.1: a request that expects "100 Continue" gets it when its turn comes, that is
+    // once every earlier response is in `out` (a pipelined one waits for those; they may still be
+    // unwritten: the 100 follows them in the same write).
+    if (slots.empty() && !continue_sent && parser.awaiting_body_with_continue()) {
+      out.append(continue_100);
+      continue_sent = true;
     }
   }
 

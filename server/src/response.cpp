@@ -32,6 +32,8 @@ std::string_view reason_phrase(int status) noexcept {
       return "Not Implemented";
     case 503:
       return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
     default:
       return "Unknown";
   }

@@ -54,11 +54,17 @@ std::optional<file_body> open_static(const std::filesystem::path& root, std::str
   if (resolved.size() <= base.size() || resolved.substr(0, base.size()) != base ||
       (base.back() != '/' && resolved[base.size()] != '/'))
     return std::nullopt;
-  // O_NOFOLLOW: the resolved path has no symlink left; if one was swapped in since realpath,
-  // the open fails instead of following it.
-  const int fd = ::open(real.get(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return std::nullopt;
+  // Only regular files are served (nginx, too, answers 404 for anything else). A FIFO, a device
+  // or a socket is refused before it is opened: opening one can block (a FIFO waits for a writer)
+  // or act on the device.
   struct stat st {};
+  if (::lstat(real.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  // Should something else have been swapped in since: O_NONBLOCK, so that the open cannot block
+  // (it has no effect on a regular file), O_NOCTTY, and O_NOFOLLOW (the resolved path has no
+  // symlink left: one swapped in fails the open instead of being followed); fstat then checks
+  // what was opened.
+  const int fd = ::open(real.get(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return std::nullopt;

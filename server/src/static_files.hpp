@@ -39,7 +39,8 @@ class file_body {
 /// Returns nothing — the caller answers 404, never saying why — when the path is empty, has an
 /// empty, "." or ".." segment (so "..", "%2e%2e" once decoded, and "//etc/passwd" are refused
 /// before touching the disk), does not exist, resolves (symlinks included) outside `root`, or is
-/// not a regular file.
+/// not a regular file (checked before the open, and again after it: a FIFO, a device or a
+/// directory is never opened, and the open cannot block).
 std::optional<file_body> open_static(const std::filesystem::path& root, std::string_view relative);
 
 /// The Content-Type for a file name, by extension; application/octet-stream if unknown.

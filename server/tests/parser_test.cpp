@@ -3,6 +3,7 @@
 
 #include <pools/server/options.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ TEST_CASE("parser: malformed requests are 400 and close the connection") {
   for (const std::string& bad : std::vector<std::string>{
            std::string("GARBAGE\r\n\r\n"),
            std::string("GET /plaintext HTTP/1.1 extra\r\nHost: t\r\n\r\n"),
-           std::string("GET /plaintext HTTP/2.0\r\nHost: t\r\n\r\n"),
+           std::string("GET /plaintext HTTP/1.10\r\nHost: t\r\n\r\n"),
            std::string("GET /plaintext HTTP/1.1\r\nHost t\r\n\r\n"),    // no colon
            std::string("GET /plaintext HTTP/1.1\r\nHo st: t\r\n\r\n"),  // space in a name
            std::string("GET /plaintext HTTP/1.1\r\n\r\n"),              // 1.1 without Host
@@ -200,4 +201,200 @@ TEST_CASE("parser: Expect: 100-continue gets an interim 100 before the body is s
   const auto r =
       rejected(small, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
   CHECK(r.status == 413);
+}
+
+TEST_CASE(
+    "parser: Expect: 100-continue on a pipelined request gets its 100 when its turn comes (RFC 9110 "
+    "10.1.1)") {
+  const std::string expecting =
+      "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+  const auto count_100 = [](const std::vector<test::response>& rs) {
+    return std::count_if(rs.begin(), rs.end(), [](const test::response& r) { return r.status == 100; });
+  };
+  SUBCASE("behind a ready response: after it, in the same write") {
+    auto app = make_app();
+    test::driver d(app);
+    d.send(get("/plaintext") + expecting);
+    auto rs = d.responses();
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].status == 200);
+    CHECK(rs[1].status == 100);
+    CHECK(d.write_sizes.size() == 1);
+    d.send("hello");
+    rs = d.responses();
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[2].status == 200);
+    CHECK(rs[2].body == "hello");
+    CHECK(count_100(rs) == 1);
+  }
+  SUBCASE("behind a job: not before the job's response") {
+    auto app = make_app();
+    test::driver d(app, /*hold_jobs=*/true);
+    d.send(get("/sleep?ms=5") + expecting);
+    CHECK(d.written.empty());
+    REQUIRE(d.held.size() == 1);
+    d.complete(0);
+    auto rs = d.responses();
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].body == R"({"slept_ms":5})");
+    CHECK(rs[1].status == 100);
+    d.send("hello");
+    rs = d.responses();
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[2].body == "hello");
+  }
+  SUBCASE("behind a file streamed in pieces: after its last byte") {
+    test::temp_dir root;
+    const std::string content(3 * srv::limits::file_chunk + 7, 'f');
+    root.write("big.bin", content);
+    auto o = test::options(root.path);
+    srv::app app(o, "test");
+    test::driver d(app);
+    d.send(get("/static/big.bin") + expecting);
+    auto rs = d.responses();
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].body == content);
+    CHECK(rs[1].status == 100);
+    d.send("hello");
+    rs = d.responses();
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[2].body == "hello");
+  }
+  SUBCASE("the body already sent with the header: no 100 is needed, none is sent") {
+    auto app = make_app();
+    const auto rs = answers(app, get("/plaintext") + expecting + "hello");
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[1].body == "hello");
+  }
+}
+
+TEST_CASE("parser: Host must be a valid uri-host [\":\" port], else 400 (RFC 9112 3.2, RFC 3986 3.2.2)") {
+  auto app = make_app();
+  for (const std::string& host : std::vector<std::string>{
+           "t", "", "example.com", "example.com:8080", "host:", ":80", "127.0.0.1", "127.0.0.1:8080",
+           "999.1.1.1",  // not an IPv4address, but a valid reg-name
+           "[::1]", "[::1]:8080", "[2001:db8::7]:443", "[::ffff:192.0.2.1]", "[v7.a:b]", "[V1F.x]",
+           "a-b_c~d.e", "a%41b", "!$&'()*+,;=", "xn--bcher-kva.example"}) {
+    CAPTURE(host);
+    const auto rs = answers(app, "GET /plaintext HTTP/1.1\r\nHost: " + host + "\r\n\r\n" + get("/json"));
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].status == 200);
+    CHECK(rs[1].status == 200);
+  }
+  for (const std::string& host : std::vector<std::string>{
+           "a/b",       "a b",  "a@b",    "user@host:80", "a?b",      "a#b",    "a\\b",    "a\"b",    "a<b",
+           "a{b}",      "a^b",  "a|b",    "a`b",          "a:b",      "a:8o",   "a:-1",    "a:80:80", "a%zz",
+           "a%4",       "a%",   "::1",    "[::1",         "::1]",     "[::1]x", "[::1]:x", "[::g]",   "[]",
+           "[1.2.3.4]", "[v1]", "[vz.x]", "[v1.]",        "[v1.a/b]", "[::1]]", "\x80\x81"}) {
+    CAPTURE(host);
+    CHECK(rejected(app, "GET /plaintext HTTP/1.1\r\nHost: " + host + "\r\n\r\n" + get("/plaintext")).status ==
+          400);
+  }
+  // HTTP/1.0 needs no Host, but one it sends must be valid too.
+  CHECK(rejected(app, "GET /plaintext HTTP/1.0\r\nHost: a/b\r\n\r\n").status == 400);
+  // Missing on HTTP/1.1, or more than one Host field line, even identical ones: 400.
+  CHECK(rejected(app, "GET /plaintext HTTP/1.1\r\n\r\n").status == 400);
+  CHECK(rejected(app, "GET /plaintext HTTP/1.1\r\nHost: t\r\nHost: t\r\n\r\n").status == 400);
+}
+
+TEST_CASE(
+    "parser: a transfer coding other than chunked is 501 (RFC 9112 6.1); chunked not last is 400 (6.3)") {
+  auto app = make_app();
+  const std::string body = "5\r\nhello\r\n0\r\n\r\n";
+  const auto with = [&](const std::string& te_lines) {
+    return "POST /echo HTTP/1.1\r\nHost: t\r\n" + te_lines + "\r\n" + body + get("/plaintext");
+  };
+  for (const std::string& te : std::vector<std::string>{
+           "Transfer-Encoding: gzip, chunked\r\n",
+           "Transfer-Encoding: deflate,chunked\r\n",
+           "Transfer-Encoding: GZIP , Chunked\r\n",
+           "Transfer-Encoding: x-custom;level=1, chunked\r\n",
+           "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",  // one list over two lines
+           "Transfer-Encoding: identity, chunked\r\n",
+       }) {
+    CAPTURE(te);
+    const auto r = rejected(app, with(te));
+    CHECK(r.status == 501);
+    CHECK(r.body.find("hello") == std::string::npos);  // never echoed undecoded
+  }
+  for (const std::string& te : std::vector<std::string>{
+           "Transfer-Encoding: gzip\r\n",
+           "Transfer-Encoding: chunked, gzip\r\n",
+           "Transfer-Encoding: chunked, chunked\r\n",
+           "Transfer-Encoding: gzip, chunked, chunked\r\n",
+           "Transfer-Encoding: chunked;x=1\r\n",
+           "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n",
+           "Transfer-Encoding: \r\n",
+           "Transfer-Encoding: ,\r\n",
+       }) {
+    CAPTURE(te);
+    CHECK(rejected(app, with(te)).status == 400);
+  }
+  const auto rs = answers(app, with("Transfer-Encoding: chunked\r\n"));  // ", chunked" is fine on its own
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].body == "hello");
+  CHECK(rs[1].status == 200);
+}
+
+TEST_CASE("parser: HTTP/1.x above 1.1 is served as HTTP/1.1 (RFC 9110 2.5); another major version is 505") {
+  auto app = make_app();
+  for (const std::size_t step : {std::string::npos, std::size_t{1}, std::size_t{7}}) {
+    CAPTURE(step);
+    test::driver d(app);
+    d.send("GET /plaintext HTTP/1.2\r\nHost: t\r\n\r\n" +
+               std::string("POST /echo HTTP/1.9\r\nHost: t\r\nContent-Length: 2\r\n\r\nok") + get("/json"),
+           step);
+    const auto rs = d.responses();
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[0].status == 200);
+    CHECK(rs[0].version == 11);
+    CHECK(rs[0].keep_alive);
+    CHECK(rs[1].body == "ok");
+    CHECK(rs[1].version == 11);
+    CHECK(rs[2].status == 200);
+    CHECK_FALSE(d.closed);
+  }
+  // Served as 1.1, so it needs a Host like 1.1.
+  CHECK(rejected(app, "GET /plaintext HTTP/1.2\r\n\r\n").status == 400);
+  for (const std::string version : {"HTTP/2.0", "HTTP/3.0", "HTTP/2.1", "HTTP/9.9", "HTTP/0.9"}) {
+    CAPTURE(version);
+    const auto r = rejected(app, "GET /plaintext " + version + "\r\nHost: t\r\n\r\n" + get("/plaintext"));
+    CHECK(r.status == 505);
+    CHECK(r.version == 11);
+  }
+  for (const std::string line :
+       {"GET /plaintext HTTP/1.10", "GET /plaintext HTTP/12.0", "GET /plaintext http/1.2",
+        "GET /plaintext HTTP/1.2 x", "GET /plaintext HTTP/1.x", "GET /plaintext HTTP/2",
+        "GET  /plaintext HTTP/1.2", "GET /a b HTTP/1.2", "GET /plaintext HTTP/2.0 "}) {
+    CAPTURE(line);
+    CHECK(rejected(app, std::string(line) + "\r\nHost: t\r\n\r\n").status == 400);
+  }
+}
+
+TEST_CASE(
+    "parser: a bare LF ending a chunk line or a header line is 400 at once, not a wait (RFC 9112 7.1, 2.2)") {
+  auto app = make_app();
+  const std::string chunked_post = "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::size_t step : {std::string::npos, std::size_t{1}}) {
+    CAPTURE(step);
+    for (const std::string& bad : std::vector<std::string>{
+             chunked_post + "5\nhello\n0\n\n",
+             chunked_post + "5\r\nhello\r\n0\n\n",
+             chunked_post + "5\r\nhello\r\n0\r\n\n",
+             chunked_post + "5\r\nhello\n",
+             chunked_post + "5;name=value\n",
+             chunked_post + "5\r\nhello\r\n0\r\nX-Trailer: 1\n\r\n",
+             "GET /plaintext HTTP/1.1\nHost: t\n\n",
+             "GET /plaintext HTTP/1.1\r\nHost: t\n\r\n",
+         }) {
+      CAPTURE(bad);
+      CHECK(rejected(app, bad, step).status == 400);
+    }
+    // CRLF split across reads is still CRLF.
+    const auto rs =
+        answers(app, chunked_post + "5\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n" + get("/plaintext"), step);
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].body == "hello");
+    CHECK(rs[1].status == 200);
+  }
 }

@@ -5,8 +5,14 @@
 
 #include <pools/server/options.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -90,6 +96,39 @@ TEST_CASE("static: every path that escapes --root is 404") {
        }) {
     CAPTURE(bad);
     CHECK(status_of(app, bad) == 404);
+  }
+}
+
+// nginx answers 404 for anything under its root that is not a regular file
+// (ngx_http_static_module.c: "is not a regular file"), and opens with O_NONBLOCK "not to hang on
+// FIFO files" (ngx_open_file_cache.c). A blocking open() of a FIFO waits for a writer: the
+// request runs on another thread here, so that such a hang fails the test instead of hanging it.
+TEST_CASE("static: a FIFO, a device or a directory under --root is 404 at once, never a blocking open") {
+  using namespace std::chrono_literals;
+  test::temp_dir root;
+  root.write("hello.txt", "hi");
+  root.write("sub/x.txt", "x");
+  const auto fifo = root.path / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  srv::app app(test::options(root.path), "test");
+  auto answered = std::async(std::launch::async, [&] {
+    return answers(app, get("/static/pipe") + get("/static/sub") + get("/static/hello.txt"));
+  });
+  if (answered.wait_for(5s) != std::future_status::ready) {
+    FAIL_CHECK("GET /static/pipe blocked for 5 s");
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // releases the blocked open()
+    if (writer >= 0) ::close(writer);
+  }
+  const auto rs = answered.get();
+  REQUIRE(rs.size() == 3);
+  CHECK(rs[0].status == 404);
+  CHECK(rs[1].status == 404);
+  CHECK(rs[2].status == 200);
+
+  srv::app dev(test::options("/dev"), "test");  // character devices
+  for (const std::string name : {"null", "zero", "urandom"}) {
+    CAPTURE(name);
+    CHECK(status_of(dev, "/static/" + name) == 404);
   }
 }
 

@@ -76,6 +76,7 @@ response client::read(bool head, std::uint64_t body_limit) {
   auto msg = parser.release();
   response r;
   r.status = static_cast<int>(msg.result_int());
+  r.version = msg.version();
   for (const auto& f : msg) {
     std::string name(f.name_string());
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });

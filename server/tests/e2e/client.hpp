@@ -13,6 +13,7 @@ namespace e2e {
 
 struct response {
   int status = 0;
+  unsigned version = 11;                       ///< of the status line: 11 for "HTTP/1.1"
   std::map<std::string, std::string> headers;  ///< names lower-cased
   std::string body;
   bool keep_alive = true;

@@ -12,8 +12,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -279,7 +281,8 @@ TEST_CASE("e2e: every error status, and the server keeps serving") {
   const std::vector<error_case> cases{
       {"garbage", "GARBAGE\r\n\r\n", 400, true},
       {"1.1 without Host", "GET /plaintext HTTP/1.1\r\n\r\n", 400, true},
-      {"bad version", "GET /plaintext HTTP/3.0\r\nHost: x\r\n\r\n", 400, true},
+      {"bad version", "GET /plaintext HTTP/1.x\r\nHost: x\r\n\r\n", 400, true},
+      {"HTTP/3.0", "GET /plaintext HTTP/3.0\r\nHost: x\r\n\r\n", 505, true},
       {"header section > 8 KiB", get("/plaintext", big_header), 431, true},
       {"URI > 8 KiB", get(long_uri), 414, true},
       {"body > --max-body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n", 413, true},
@@ -330,6 +333,112 @@ TEST_CASE("e2e: every error status, and the server keeps serving") {
   const auto s = f.stats();
   CHECK(s["requests"]["status_4xx"].get<std::size_t>() + s["requests"]["status_5xx"].get<std::size_t>() >=
         cases.size());
+}
+
+namespace {
+/// Sends `request` on a fresh connection: the one response must have `status`, say close, and the
+/// server must close; then another client still gets /plaintext.
+void rejected(const fixture& f, const std::string& request, int status) {
+  {
+    client c(f.port());
+    c.send(request);
+    const auto r = c.read();
+    CHECK(r.status == status);
+    CHECK_FALSE(r.keep_alive);
+    CHECK(c.closed_by_server(e2e::io_timeout()));
+  }
+  CHECK(fetch(f.port(), get("/plaintext")).body == "Hello, World!");
+}
+}  // namespace
+
+// Only regular files are served; nginx answers 404 for anything else under its root. A FIFO
+// opened without O_NONBLOCK blocks the opening thread until a writer comes.
+TEST_CASE("e2e: a FIFO under --root is 404 at once, and blocks nobody meanwhile") {
+  fixture f;
+  const auto fifo = f.root / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  struct release {  // a server stuck in open() is released at the end, so that it can still stop
+    fs::path path;
+    ~release() {
+      const int writer = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+      if (writer >= 0) ::close(writer);
+    }
+  } guard{fifo};
+  client a(f.port());
+  a.send(get("/static/pipe"));
+  for (int i = 0; i < 4; ++i) CHECK(fetch(f.port(), get("/plaintext")).body == "Hello, World!");
+  CHECK(a.read().status == 404);
+  CHECK(a.exchange(get("/plaintext")).body == "Hello, World!");
+}
+
+TEST_CASE(
+    "e2e: Expect: 100-continue on a pipelined request gets its 100 after the earlier responses (RFC 9110 "
+    "10.1.1)") {
+  fixture f;
+  const std::string expecting =
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+  for (const std::string& first : {get("/plaintext"), get("/sleep?ms=20"), get("/static/blob.bin")}) {
+    CAPTURE(first);
+    client c(f.port());
+    c.send(first + expecting);
+    CHECK(c.read().status == 200);
+    CHECK(c.read().status == 100);
+    c.send("hello");
+    const auto r = c.read();
+    CHECK(r.status == 200);
+    CHECK(r.body == "hello");
+    CHECK(fetch(f.port(), get("/plaintext")).body == "Hello, World!");
+  }
+}
+
+TEST_CASE("e2e: an invalid, missing or repeated Host is 400 (RFC 9112 3.2, RFC 3986 3.2.2)") {
+  fixture f;
+  for (const std::string host : {"Host: a/b\r\n", "Host: a@b\r\n", "Host: a b\r\n", "Host: [::1\r\n",
+                                 "Host: a:8o\r\n", "", "Host: a\r\nHost: a\r\n", "Host: a\r\nHost: b\r\n"}) {
+    CAPTURE(host);
+    rejected(f, "GET /plaintext HTTP/1.1\r\n" + host + "\r\n" + get("/json"), 400);
+  }
+  for (const std::string host :
+       {"Host: example.com:8080\r\n", "Host: [::1]:80\r\n", "Host: 127.0.0.1\r\n", "Host: \r\n"}) {
+    CAPTURE(host);
+    CHECK(fetch(f.port(), "GET /plaintext HTTP/1.1\r\n" + host + "\r\n").status == 200);
+  }
+}
+
+TEST_CASE("e2e: a transfer coding other than chunked is 501 (RFC 9112 6.1); chunked not last is 400 (6.3)") {
+  fixture f;
+  const auto with = [](std::string_view te) {
+    return fmt::format(
+               "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: {}\r\n\r\n5\r\nhello\r\n0\r\n\r\n", te) +
+           get("/json");
+  };
+  rejected(f, with("gzip, chunked"), 501);
+  rejected(f, with("deflate, chunked"), 501);
+  rejected(f, with("chunked, gzip"), 400);
+  rejected(f, with("gzip"), 400);
+}
+
+TEST_CASE("e2e: HTTP/1.2 is served as HTTP/1.1 (RFC 9110 2.5); HTTP/2.0 in an HTTP/1 request line is 505") {
+  fixture f;
+  {
+    client c(f.port());
+    const auto r = c.exchange("GET /plaintext HTTP/1.2\r\nHost: x\r\n\r\n");
+    CHECK(r.status == 200);
+    CHECK(r.version == 11);
+    CHECK(r.keep_alive);
+    CHECK(c.exchange(get("/json")).status == 200);
+  }
+  rejected(f, "GET /plaintext HTTP/2.0\r\nHost: x\r\n\r\n", 505);
+  rejected(f, "GET /plaintext HTTP/3.0\r\nHost: x\r\n\r\n", 505);
+}
+
+TEST_CASE("e2e: a chunk line or header line ending in a bare LF is 400 at once (RFC 9112 7.1, 2.2)") {
+  fixture f;  // the idle timeout (30 s) is longer than the client's: a stall fails the read
+  const std::string chunked_post = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  rejected(f, chunked_post + "5\nhello\n0\n\n", 400);
+  rejected(f, chunked_post + "5\r\nhello\r\n0\n\n", 400);
+  rejected(f, chunked_post + "5\r\nhello\n", 400);
+  rejected(f, "GET /plaintext HTTP/1.1\nHost: x\n\n", 400);
 }
 
 TEST_CASE("e2e: keep-alive and pipelining, responses in order") {
