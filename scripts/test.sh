@@ -35,7 +35,7 @@ total_failed=0
 for preset in "${presets[@]}"; do
   echo "== preset $preset: configure, build, test"
   start=$SECONDS
-  cmake --preset "$preset" -DPOOLS_WERROR=ON >/dev/null
+  cmake --preset "$preset" -DPOOLS_WERROR=ON -DPOOLS_REQUIRE_MODEL_CHECKS=ON >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
   log=$(mktemp)
   set +e

@@ -72,6 +72,28 @@ struct relacy_atomics {
       return a_.compare_exchange_strong(expected, desired, to_rl(success), where(loc), to_rl(failure),
                                         where(loc));
     }
+    // Read-modify-writes for the parking models (park_*_model.cpp); the deque needs none of them.
+    // compare_exchange_weak may fail spuriously, as the real one may.
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                               call_site loc = call_site()) {
+      return a_.compare_exchange_weak(expected, desired, to_rl(success), where(loc), to_rl(failure),
+                                      where(loc));
+    }
+    T exchange(T v, std::memory_order mo, call_site loc = call_site()) {
+      return a_.exchange(v, to_rl(mo), where(loc));
+    }
+    T fetch_add(T v, std::memory_order mo, call_site loc = call_site()) {
+      return a_.fetch_add(v, to_rl(mo), where(loc));
+    }
+    T fetch_sub(T v, std::memory_order mo, call_site loc = call_site()) {
+      return a_.fetch_sub(v, to_rl(mo), where(loc));
+    }
+    T fetch_or(T v, std::memory_order mo, call_site loc = call_site()) {
+      return a_.fetch_or(v, to_rl(mo), where(loc));
+    }
+    T fetch_and(T v, std::memory_order mo, call_site loc = call_site()) {
+      return a_.fetch_and(v, to_rl(mo), where(loc));
+    }
 
    private:
     rl::atomic<T> a_;

@@ -1,0 +1,330 @@
+// park_coroutines_model.cpp — Relacy model of the coroutines pool's parking: the idle_ bits,
+// `parked` futex words, the `searching_` count that lets a submitter skip the wake-up, and
+// wake_hint(); with the draining destructor that waits for the posted tasks and then stops the
+// workers.
+//
+// The work-stealing deques are the real pools::chase_lev_deque, instantiated with Relacy's
+// atomics (as in deque_model.cpp). The scheduler itself (variants/coroutines/src/thread_pool.cpp)
+// uses std::atomic directly, so it is transcribed: each step names the line of the real code it
+// mirrors, with the same operation and the same memory order (paths as of this model: src/ is
+// variants/coroutines/src/, include/ is variants/coroutines/include/pools/coroutines/):
+//
+//   worker_main()   deque, then find_remote; searching_ + 1 (relaxed),     src/thread_pool.cpp:104-161
+//                   spin, searching_ - 1 (relaxed), then park()
+//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:241-281
+//                   seq_cst fence; find_remote; stopping_ (relaxed);        set_idle :283-286
+//                   while parked (acquire) == 1: futex_wait; clear_idle     clear_idle :288-293
+//                   (fetch_and acq_rel)
+//   take_injected() relaxed size hint, lock, take a batch (the rest to     src/thread_pool.cpp:189-214
+//                   this worker's deque, then wake_hint)
+//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:216-234
+//   inject()        lock, push, size mirror (relaxed); seq_cst fence;      src/thread_pool.cpp:331-344
+//                   searching_ (relaxed) == 0 -> wake_one()
+//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:295-322
+//                   parked = 0 (release); futex_wake
+//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:324-329
+//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:108-114,
+//                   worker (deque push, wake_hint), else inject              185-192, 158-167
+//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:219-228
+//   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:95-102
+//                   (seq_cst) -> notify under drain_mutex_
+//   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:78-93
+//                   (seq_cst); stopping_ = true (seq_cst); wake_all()
+//
+// The futex (futex_wait/futex_wake, src/futex.cpp) is replaced by what it guarantees: per worker a
+// mutex and a condition variable that never wakes spuriously; futex_wait locks, sleeps only if the
+// word still holds the expected value, futex_wake locks and notifies. Like FUTEX_WAIT, the check
+// and the sleep are atomic with respect to the wake. The kernel's own memory barriers are left
+// out, so the model does not lean on them.
+// Reduced: two workers, no park hook, no timers, no I/O-ready FIFO, no fairness tick (61
+// completions), one spin round instead of 64 (a spin only repeats find_remote).
+//
+// Scenario: an outside thread (thread 0) posts tasks 1 and 2 (through the injection queue), then
+// runs the destructor. Task 1, run by a worker, posts task 3 (onto that worker's deque, with
+// wake_hint). Checked: no lost wake-up (a posted task always runs, and the destructor returns:
+// otherwise Relacy reports a DEADLOCK, every worker asleep and the destructor waiting), each task
+// runs exactly once, and the workers exit.
+//
+// Mutants (POOLS_PARK_MUTANT), each one a store-buffering handshake with one side's fence gone,
+// which C++ allows to let both sides read the old values; Relacy must report each:
+//   1  park() without its seq_cst fence          (src/thread_pool.cpp:247): a worker sleeps
+//      through an injected task whose submitter saw no idle bit
+//   2  inject() without its seq_cst fence        (src/thread_pool.cpp:340): the same, from the
+//      submitter's side (its reads of searching_ and idle_ go stale)
+//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:326): the destructor's stop
+//      is missed by a parking worker whose idle bit it did not see; the join never returns
+//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:98): the last task's
+//      notify is skipped while the destructor waits for it
+#include <pools/chase_lev_deque.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+
+#include "park_support.hpp"
+
+#ifndef POOLS_PARK_MUTANT
+#define POOLS_PARK_MUTANT 0
+#endif
+
+namespace {
+
+using pools::model::guard;
+using pools::model::relacy_atomics;
+template <class T>
+using atomic = relacy_atomics::atomic<T>;
+using deque_t = pools::chase_lev_deque<int, relacy_atomics>;
+
+constexpr bool park_fences = POOLS_PARK_MUTANT != 1;
+constexpr bool inject_fences = POOLS_PARK_MUTANT != 2;
+constexpr bool wake_all_fences = POOLS_PARK_MUTANT != 3;
+constexpr std::memory_order finisher_reads_draining =
+    POOLS_PARK_MUTANT == 4 ? std::memory_order_relaxed : std::memory_order_seq_cst;
+
+constexpr int tasks = 3;
+constexpr int workers = 2;
+constexpr int spin_rounds = 1;  // src/thread_pool.cpp: spin_rounds = 64
+constexpr int inject_capacity = 4;
+constexpr std::size_t no_worker = ~std::size_t{0};
+
+void seq_cst_fence() {  // pools::detail::seq_cst_fence()
+  relacy_atomics::thread_fence(std::memory_order_seq_cst);
+}
+
+struct worker {  // include/detail/worker.hpp
+  deque_t deque{2};
+  atomic<std::uint32_t> parked;  // the futex word
+  rl::mutex futex_mutex;         // the futex, see the header comment
+  pools::model::strict_condvar futex_cv;
+};
+
+enum class park_result { found_work, woken, stop };
+
+struct pool {
+  worker w[workers];
+  atomic<std::uint64_t> idle;  // idle_[0]
+  atomic<std::uint32_t> searching;
+  rl::mutex inject_mutex;
+  rl::var<int> injected[inject_capacity];  // injected_, a FIFO
+  rl::var<int> inj_head, inj_tail;
+  atomic<std::size_t> injected_size;
+  atomic<std::int64_t> outstanding;
+  atomic<bool> draining, stopping;
+  rl::mutex drain_mutex;
+  pools::model::strict_condvar drain_cv;
+  pools::model::completion<tasks> done;
+
+  pool() {
+    inj_head($) = 0;
+    inj_tail($) = 0;
+  }
+
+  // futex_wait / futex_wake (src/futex.cpp), see the header comment.
+  void futex_wait(worker& v, std::uint32_t expected) {
+    guard g(v.futex_mutex);
+    if (v.parked.load(std::memory_order_relaxed) == expected) v.futex_cv.wait(v.futex_mutex);
+  }
+  void futex_wake(worker& v) {
+    guard g(v.futex_mutex);
+    v.futex_cv.notify_one();
+  }
+
+  // take_injected (src/thread_pool.cpp:189-214)
+  bool take_injected(unsigned self, int& out) {
+    if (injected_size.load(std::memory_order_relaxed) == 0) return false;
+    constexpr int max_batch = 32;
+    int batch[inject_capacity] = {};
+    int n = 0;
+    {
+      guard g(inject_mutex);
+      const int size = inj_tail($) - inj_head($);
+      if (size == 0) return false;
+      n = std::min({size, 1 + size / workers, max_batch});
+      for (int i = 0; i < n; ++i) {
+        batch[i] = injected[inj_head($) % inject_capacity]($);
+        inj_head($) = inj_head($) + 1;
+      }
+      injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
+    }
+    out = batch[0];
+    for (int i = n; i-- > 1;) w[self].deque.push(batch[i]);
+    if (n > 1) wake_hint();
+    return true;
+  }
+  // steal (src/thread_pool.cpp:216-234); with two workers the victim is the other one.
+  bool steal(unsigned self, int& out) {
+    const unsigned v = 1 - self;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const auto r = w[v].deque.steal();
+      if (r.status == pools::steal_status::success) {
+        out = r.value;
+        return true;
+      }
+      if (r.status == pools::steal_status::empty) break;
+    }
+    return false;
+  }
+  // find_remote (src/thread_pool.cpp:170-172), without timers
+  bool find_remote(unsigned self, int& out) { return take_injected(self, out) || steal(self, out); }
+
+  void set_idle(unsigned i) { idle.fetch_or(std::uint64_t{1} << i, std::memory_order_release); }
+  void clear_idle(unsigned i) { idle.fetch_and(~(std::uint64_t{1} << i), std::memory_order_acq_rel); }
+
+  // park (src/thread_pool.cpp:241-281), without timers and hook
+  park_result park(unsigned self, int& out) {
+    worker& me = w[self];
+    me.parked.store(1, std::memory_order_relaxed);
+    set_idle(self);
+    if (park_fences) seq_cst_fence();
+    if (find_remote(self, out)) {
+      clear_idle(self);
+      return park_result::found_work;
+    }
+    if (stopping.load(std::memory_order_relaxed)) {
+      clear_idle(self);
+      return park_result::stop;
+    }
+    for (;;) {
+      if (me.parked.load(std::memory_order_acquire) == 0) break;
+      futex_wait(me, 1);
+    }
+    clear_idle(self);
+    return park_result::woken;
+  }
+
+  // wake_one (src/thread_pool.cpp:295-322)
+  bool wake_one(std::size_t skip = no_worker) {
+    const std::uint64_t mask = ~(skip != no_worker ? std::uint64_t{1} << skip : 0);
+    std::uint64_t bits = idle.load(std::memory_order_relaxed);
+    while ((bits & mask) != 0) {
+      const std::uint64_t candidates = bits & mask;
+      const std::uint64_t bit = candidates & (~candidates + 1);
+      if (idle.compare_exchange_weak(bits, bits & ~bit, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+        worker& v = w[std::countr_zero(bit)];
+        v.parked.store(0, std::memory_order_release);
+        futex_wake(v);
+        return true;
+      }
+    }
+    return false;
+  }
+  // wake_all (src/thread_pool.cpp:324-329)
+  void wake_all() {
+    if (wake_all_fences) seq_cst_fence();
+    while (wake_one()) {
+    }
+  }
+  // wake_hint (include/thread_pool.hpp:219-228)
+  void wake_hint() {
+    if (searching.load(std::memory_order_relaxed) != 0) return;
+    if (idle.load(std::memory_order_relaxed) != 0) wake_one();
+  }
+  // inject (src/thread_pool.cpp:331-344)
+  void inject(int task) {
+    {
+      guard g(inject_mutex);
+      RL_ASSERT(inj_tail($) - inj_head($) < inject_capacity);
+      injected[inj_tail($) % inject_capacity]($) = task;
+      inj_tail($) = inj_tail($) + 1;
+      injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
+    }
+    if (inject_fences) seq_cst_fence();
+    if (searching.load(std::memory_order_relaxed) == 0) wake_one();
+  }
+  // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:108-114, 185-192)
+  void post_outside(int task) {
+    outstanding.fetch_add(1, std::memory_order_relaxed);
+    inject(task);
+  }
+  // post from worker `self`: start() -> push_local (include/thread_pool.hpp:158-167), not in a hook
+  void post_local(unsigned self, int task) {
+    outstanding.fetch_add(1, std::memory_order_relaxed);
+    w[self].deque.push(task);
+    wake_hint();
+  }
+  // task_finished (src/thread_pool.cpp:95-102)
+  void task_finished() {
+    if (outstanding.fetch_sub(1, std::memory_order_seq_cst) == 1 && draining.load(finisher_reads_draining)) {
+      guard g(drain_mutex);
+      drain_cv.notify_all();
+    }
+  }
+  // ~thread_pool (src/thread_pool.cpp:78-93), without the join (the Relacy threads end)
+  void destroy() {
+    draining.store(true, std::memory_order_seq_cst);
+    {
+      guard g(drain_mutex);
+      while (outstanding.load(std::memory_order_seq_cst) != 0) drain_cv.wait(drain_mutex);
+    }
+    stopping.store(true, std::memory_order_seq_cst);
+    wake_all();
+  }
+
+  void run(unsigned self, int task) {
+    if (task == 1) post_local(self, 3);
+    done.ran(task);
+    task_finished();
+  }
+
+  // worker_main (src/thread_pool.cpp:104-161), without hook and fairness tick
+  void worker_main(unsigned self) {
+    int h = 0;
+    for (;;) {
+      if (w[self].deque.pop(h) || find_remote(self, h)) {
+        run(self, h);
+        continue;
+      }
+      searching.fetch_add(1, std::memory_order_relaxed);
+      bool found = false;
+      for (int round = 0; round < spin_rounds && !found; ++round) found = find_remote(self, h);
+      searching.fetch_sub(1, std::memory_order_relaxed);
+      if (found) {
+        run(self, h);
+        continue;
+      }
+      switch (park(self, h)) {
+        case park_result::found_work:
+          run(self, h);
+          break;
+        case park_result::woken:
+          break;
+        case park_result::stop:
+          return;
+      }
+    }
+  }
+};
+
+struct coroutines_park_test : rl::test_suite<coroutines_park_test, 1 + workers> {
+  pool* p;
+
+  void before() { p = new pool; }
+  void thread(unsigned index) {
+    if (index == 0) {
+      p->post_outside(1);
+      p->post_outside(2);
+      p->destroy();
+      return;
+    }
+    p->worker_main(index - 1);
+  }
+  void after() {
+    p->done.check_each_ran_once();
+    delete p;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const rl::iteration_t iterations = pools::model::iterations_from(argc, argv, 100000);
+  const bool ok = pools::model::passes<coroutines_park_test>(
+      "coroutines: idle bits, parked words, searching_, drain; 1 outside thread + 2 workers, 3 tasks",
+      iterations);
+  static const char* const what[] = {
+      "none", "park() without its seq_cst fence", "inject() without its seq_cst fence",
+      "wake_all() without its seq_cst fence", "task_finished() reads draining_ relaxed"};
+  return pools::model::verdict("the coroutines pool's parking", POOLS_PARK_MUTANT, what[POOLS_PARK_MUTANT],
+                               ok);
+}
