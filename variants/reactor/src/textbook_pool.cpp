@@ -1,0 +1,203 @@
+// The textbook reactor, written out. Read textbook_pool.hpp first, then loop::run() below.
+//
+// One design rule makes the rest simple: every other thread talks to a loop through one door,
+// its queue of tasks (under a mutex, with an eventfd to wake the loop). Everything else a loop
+// has — its timers, its fd -> callback map, its stop flag — belongs to the loop's own thread and
+// needs no lock: post_after(), watch(), unwatch() and the destructor hand their change to the
+// loop as a task. (The epoll fd is the kernel's and thread-safe: epoll_ctl may come from any
+// thread, which is how watch() and unwatch() report a bad fd at once.)
+#include <pools/reactor/textbook_pool.hpp>
+#include <pools/unhandled_exception.hpp>
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+namespace pools::reactor {
+
+namespace {
+
+// A system call failed if it returned -1; errno says why, the exception names the call.
+int checked(int result, const char* call) {
+  if (result < 0) throw std::system_error(errno, std::system_category(), call);
+  return result;
+}
+
+// An fd, closed by the destructor. (Copying it would close it twice; the loop holding it has a
+// mutex, so it is never copied.)
+struct owned_fd {
+  int value;
+  ~owned_fd() { ::close(value); }
+};
+
+// epoll_wait takes its timeout in whole milliseconds. Round the time left *up*: rounded down,
+// the loop would wake just before the deadline, find nothing due, and spin with timeout 0 until
+// it is. (Capped at INT_MAX ms, 24 days: the loop then simply waits again.)
+int timeout_until(textbook_pool::clock::time_point deadline) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - textbook_pool::clock::now());
+  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, INT_MAX));
+}
+
+}  // namespace
+
+thread_local textbook_pool::loop* textbook_pool::current_ = nullptr;
+
+struct textbook_pool::loop {
+  // epoll: the kernel watches many fds at once and wakes this thread when one is ready.
+  owned_fd epoll{checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")};
+  // eventfd: a counter the kernel treats as an fd. A thread blocked in epoll_wait sleeps in the
+  // kernel, where no mutex or condition variable reaches it; but a write to this fd makes it
+  // readable, and epoll_wait returns. The count persists: a write made *before* the loop went to
+  // sleep still wakes it, so a wake-up is never lost.
+  owned_fd wake{checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")};
+
+  std::mutex m;             // guards the door: queue and exited
+  std::vector<task> queue;  // posted, not yet run
+  bool exited = false;      // drained and left: anything added now would never run
+
+  // The loop thread's own. Timers ordered by deadline, equal deadlines in the order they came.
+  // (io_context keeps a binary heap: faster, the same idea.)
+  std::multimap<clock::time_point, task> timers;
+  std::unordered_map<int, unique_function<void(std::uint32_t)>> watched;
+  bool stopping = false;  // the destructor's last task has run: drain, then leave
+  std::thread thread;     // last: it starts once everything above exists
+
+  loop() {
+    // Level-triggered (no EPOLLET), like every fd here: readable until read() takes the count.
+    epoll_event ev{.events = EPOLLIN, .data = {.fd = wake.value}};
+    checked(::epoll_ctl(epoll.value, EPOLL_CTL_ADD, wake.value, &ev), "epoll_ctl");
+    thread = std::thread([this] { run(); });
+  }
+
+  // Queues f; false if the loop has exited. (An rvalue reference, not a value: add() takes f only
+  // when it accepts it, so the caller can send a refused f elsewhere.)
+  bool add(task&& f) {
+    std::unique_lock lock(m);
+    if (exited) return false;
+    // Wake the loop only if the queue was empty. Otherwise the write that made it non-empty is
+    // still pending (or the loop has yet to take the queue), and the loop takes it all at once.
+    const bool was_empty = queue.empty();
+    queue.push_back(std::move(f));
+    lock.unlock();  // first, so the woken loop does not block on the lock we hold
+    if (was_empty) checked(::eventfd_write(wake.value, 1), "eventfd_write");  // count += 1
+    return true;
+  }
+
+  void run() {
+    current_ = this;
+    std::vector<task> batch;
+    for (;;) {
+      // Sleep until an fd (or the eventfd) is ready, or until the earliest deadline; not at all
+      // if tasks are waiting, or timers are due.
+      int timeout = timers.empty() ? -1 : timeout_until(timers.begin()->first);
+      {
+        std::lock_guard lock(m);
+        if (!queue.empty()) timeout = 0;
+        exited = stopping && timeout != 0;  // drained: no task, no due timer (later ones: dropped)
+        if (exited) return;
+      }
+      // One ready fd per wake-up. (A busy server asks for dozens at once, to save system calls;
+      // but then a callback may unwatch and close an fd whose event is still in the batch, and
+      // the loop must learn to skip it. One at a time, an unwatched fd is never reported again.)
+      epoll_event ready{.events = 0, .data = {.fd = -1}};  // fd -1: timed out, nothing is ready
+      // EINTR: a signal handler ran on this thread, nothing is ready. Any other error is a bug
+      // (the exception leaves the thread: std::terminate).
+      const int n = ::epoll_wait(epoll.value, &ready, 1, timeout);
+      if (n < 0 && errno != EINTR) checked(n, "epoll_wait");
+      if (ready.data.fd == wake.value) {
+        eventfd_t count;  // only a wake-up: take the count (back to 0), so the fd is not ready
+        checked(::eventfd_read(wake.value, &count), "eventfd_read");
+      } else if (auto it = watched.find(ready.data.fd); it != watched.end()) {
+        auto call = [&] { it->second(ready.events); };  // `it` stays valid: only tasks erase
+        invoke_reporting(call);
+      }
+      // Due timers, earliest first. The wake-up may have come early (a task, an fd): now()
+      // decides, never the wake-up, so a timer can run late (busy loop) but never early.
+      for (const auto now = clock::now(); !timers.empty() && timers.begin()->first <= now;) {
+        auto timer = timers.extract(timers.begin());
+        invoke_reporting(timer.mapped());
+      }
+      // Take the whole queue under the lock — a swap: O(1), and the two vectors keep their
+      // capacity — and run it *outside* the lock: a task may post (which takes this lock) or run
+      // long, and posters must never wait for a task. Tasks posted meanwhile land in the fresh
+      // queue and run next round, after one more look at the fds: a task that keeps posting
+      // tasks cannot starve the I/O.
+      {
+        std::lock_guard lock(m);
+        batch.swap(queue);
+      }
+      for (auto& f : batch) invoke_reporting(f);
+      batch.clear();  // destroys what the tasks captured, outside the lock too
+    }
+  }
+};
+
+// Delegating to the (private, empty) default constructor makes the object complete as soon as
+// that returns: if this body throws (a loop fails to start), ~textbook_pool() runs and stops the
+// loops already started.
+textbook_pool::textbook_pool(std::size_t threads) : textbook_pool() {
+  if (threads == 0) throw std::invalid_argument("pools::reactor::textbook_pool: threads must be at least 1");
+  for (std::size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<loop>());
+}
+
+// The stop request is a task too, queued behind everything posted so far; every loop gets one
+// before any is joined, so they drain side by side. All are joined before any is destroyed: a
+// task draining on one loop may still post through loops_.
+textbook_pool::~textbook_pool() {
+  for (auto& l : loops_) l->add([&stopping = l->stopping] { stopping = true; });
+  for (auto& l : loops_) l->thread.join();
+}
+
+void textbook_pool::post(task f) {
+  if (loops_[next_.fetch_add(1, std::memory_order_relaxed) % loops_.size()]->add(std::move(f))) return;
+  // While the pool drains, each loop exits once it has run dry. Only a task of this pool may
+  // still post then (executor.hpp, rule 3), and the loop running that task cannot exit before
+  // the task returns: so work aimed at a loop that has exited stays on the poster's own loop.
+  if (current_ == nullptr || !current_->add(std::move(f)))
+    throw std::logic_error("pools::reactor::textbook_pool: post to a destroyed pool");
+}
+
+// The deadline is fixed now, from the caller's clock; the timer travels to a loop as a task,
+// which files it among that loop's timers (current_: the loop running the task).
+void textbook_pool::post_after(clock::duration delay, task f) {
+  post([deadline = clock::now() + delay, f = std::move(f)]() mutable {
+    current_->timers.emplace(deadline, std::move(f));
+  });
+}
+
+// epoll_ctl from this thread takes effect at once, even while fd's loop sleeps in epoll_wait.
+// The callback follows as a task; should fd be ready before that task has run, the loop finds
+// no callback and skips the event, and level triggering reports it again on the next round.
+void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std::uint32_t)> callback) {
+  loop& l = owner(fd);
+  epoll_event ev{.events = events, .data = {.fd = fd}};
+  checked(::epoll_ctl(l.epoll.value, EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
+  l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
+}
+
+// Lifetimes. Once epoll_ctl has removed fd, the kernel reports it no more; the callback itself
+// is destroyed by a task on fd's loop, so never while it runs. On fd's own loop thread — in fd's
+// callback, the usual place: it has seen EOF — that is the end: the loop erases the callback in
+// the same round, before it waits again. From another thread it is not: the loop may be holding
+// an event for fd, or take one for a new fd of the same number before the erasing task has run,
+// and call the old callback once more. So unwatch and close an fd from its own callback. And
+// unwatch before close: epoll watches the open file, not the number; if the fd was dup()ed,
+// closing this number leaves the file watched.
+void textbook_pool::unwatch(int fd) {
+  loop& l = owner(fd);
+  checked(::epoll_ctl(l.epoll.value, EPOLL_CTL_DEL, fd, nullptr), "epoll_ctl");
+  l.add([&l, fd] { l.watched.erase(fd); });
+}
+
+}  // namespace pools::reactor
