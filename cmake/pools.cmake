@@ -215,6 +215,11 @@ function(pools_add_variant name)
     set_tests_properties(textbook_size_${name} PROPERTIES TIMEOUT 60 LABELS "${name};textbook")
   endif()
 
+  # The Relacy models of this variant's protocols, defined in common/ (pools_add_model VARIANT).
+  if(TARGET model_checks_${name})
+    list(APPEND _parts model_checks_${name})
+  endif()
+
   add_custom_target(variant_${name} DEPENDS ${_parts})
   set_property(GLOBAL APPEND PROPERTY POOLS_REGISTERED_VARIANTS ${name})
   # Extra targets a variant defines after this call (model checks, demos) are named from

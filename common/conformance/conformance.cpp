@@ -17,6 +17,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -147,22 +148,32 @@ TEST_CASE_TEMPLATE("conformance: 8 threads post at once", E, POOLS_CONFORMANCE_T
   pools::wait_group wg(static_cast<std::ptrdiff_t>(posters * per_poster));
   auto ex = make_executor<E>();
   std::atomic<bool> go{false};
+  // A post that throws must fail this case, not escape a thread and terminate the whole suite
+  // (the cases after it could not report): the first exception is rethrown on the test's thread.
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
   {
     std::vector<std::jthread> threads;
     for (std::size_t p = 0; p < posters; ++p) {
       threads.emplace_back([&, p] {
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-        for (std::size_t i = 0; i < per_poster; ++i) {
-          const std::size_t id = p * per_poster + i;
-          ex->post([&counter, &wg, id] {
-            counter.hit(id);
-            wg.done();
-          });
+        try {
+          for (std::size_t i = 0; i < per_poster; ++i) {
+            const std::size_t id = p * per_poster + i;
+            ex->post([&counter, &wg, id] {
+              counter.hit(id);
+              wg.done();
+            });
+          }
+        } catch (...) {
+          const std::lock_guard lock(failed_mutex);
+          if (!failed) failed = std::current_exception();
         }
       });
     }
     go.store(true, std::memory_order_release);
   }
+  if (failed) std::rethrow_exception(failed);
   wg.wait();
   counter.check();
 }
