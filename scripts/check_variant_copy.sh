@@ -14,11 +14,7 @@ copy="${variant}_copy"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The tree as it is: tracked and untracked-but-not-ignored files that exist (no build folders).
-(cd "$src" && { git ls-files -z --cached --others --exclude-standard 2>/dev/null ||
-                find . -type f -not -path './build*' -not -path './.git/*' -print0; }) |
-  while IFS= read -r -d '' f; do [[ -f "$src/$f" ]] && printf '%s\0' "$f"; done |
-  (cd "$src" && xargs -0 cp --parents -t "$work")
+"$src/scripts/copy-tree.sh" "$src" "$work"
 cp -r "$work/variants/$variant" "$work/variants/$copy"
 # The one edit: the name in the registration call.
 sed -i -E "s/pools_add_variant\\(\\s*$variant\\b/pools_add_variant($copy/" "$work/variants/$copy/CMakeLists.txt"
