@@ -1,4 +1,9 @@
-// bench_coroutines — the coroutines variant in its own spelling.
+// bench_coroutines — the coroutines variant in its own spelling, on either of its pools.
+//
+// POOLS_BENCH_POOL=textbook (pools::bench::pool_from_environment; the `textbook` line of
+// flavours.txt) measures the textbook_pool as subject coroutines/textbook; unset or `tuned`, the
+// work-stealing thread_pool. The coroutines below are the same for both: only the pool type the
+// workloads are instantiated with differs.
 //
 // Fork/join is written with co_await when_all(...): one coroutine per call (fib, skynet, nqueens),
 // no cutoff, children forked onto the worker's deque for idle workers to steal. Each repetition
@@ -17,7 +22,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -68,21 +76,23 @@ pc::task<void> matmul(matrix_view c, matrix_view a, matrix_view b) {
   }
 }
 
-auto make_pool = [](unsigned threads) { return std::make_unique<pc::thread_pool>(threads); };
+template <class Pool>
+std::unique_ptr<Pool> make_pool(unsigned threads) {
+  return std::make_unique<Pool>(threads);
+}
 
-template <class Body>
+template <class Pool, class Body>
 prepare_fn on_pool(Body body) {
   return [body](const params& p) -> repetition {
-    std::shared_ptr<pc::thread_pool> pool = make_pool(p.threads);
+    std::shared_ptr<Pool> pool = make_pool<Pool>(p.threads);
     return [pool, body, n = p.n](rep_timer& timer, metrics& m) { body(*pool, n, timer, m); };
   };
 }
 
 // vector_fill's blocks as coroutines: one task per block, joined with when_all.
 struct coroutine_blocks {
-  template <class F>
-  void operator()(pc::thread_pool& pool, std::int64_t first, std::int64_t last, F&& f,
-                  std::size_t blocks) const {
+  template <class Pool, class F>
+  void operator()(Pool& pool, std::int64_t first, std::int64_t last, F&& f, std::size_t blocks) const {
     auto run = [](pools::index_blocks<std::int64_t> split, F& fn) -> pc::task<void> {
       std::vector<pc::task<void>> tasks;
       tasks.reserve(split.count());
@@ -100,9 +110,10 @@ struct coroutine_blocks {
 
 // memory: n coroutines suspended on one event at once. Each counts down `suspended` just before
 // its co_await; once all have, RSS is read; then the event is set and every coroutine must finish.
+template <class Pool>
 prepare_fn memory_workload() {
   return [](const params& p) -> repetition {
-    std::shared_ptr<pc::thread_pool> pool = make_pool(p.threads);
+    std::shared_ptr<Pool> pool = make_pool<Pool>(p.threads);
     return [pool, n = p.n](rep_timer& timer, metrics& out) {
       pc::async_event go;
       pc::async_latch suspended(n), finished(n);
@@ -131,23 +142,22 @@ prepare_fn memory_workload() {
   };
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  suite s("coroutines");
-  s.add("fib", on_pool([](pc::thread_pool& pool, std::int64_t n, rep_timer&, metrics&) {
+// Every workload, for one pool type.
+template <class Pool>
+void add_workloads(suite& s) {
+  s.add("fib", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
           check_fib(static_cast<int>(n), pc::sync_wait(pool, fib(static_cast<int>(n))));
         }));
-  s.add("skynet", on_pool([](pc::thread_pool& pool, std::int64_t n, rep_timer&, metrics&) {
+  s.add("skynet", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
           const auto leaves = static_cast<std::uint64_t>(n);
           check_skynet(leaves, pc::sync_wait(pool, skynet(0, leaves)));
         }));
-  s.add("nqueens", on_pool([](pc::thread_pool& pool, std::int64_t n, rep_timer&, metrics&) {
+  s.add("nqueens", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
           check_nqueens(static_cast<int>(n),
                         pc::sync_wait(pool, nqueens(static_cast<int>(n), queens_board{})));
         }));
   s.add("matmul", [](const params& p) -> repetition {
-    std::shared_ptr<pc::thread_pool> pool = make_pool(p.threads);
+    std::shared_ptr<Pool> pool = make_pool<Pool>(p.threads);
     auto problem = std::make_shared<matmul_problem>(static_cast<std::size_t>(p.n));
     return [pool, problem](rep_timer& timer, metrics&) {
       problem->reset();
@@ -157,10 +167,34 @@ int main(int argc, char** argv) {
       problem->check();
     };
   });
-  s.add("submit", submit_workload(make_pool));
-  s.add("submit_future", submit_future_workload(make_pool));
-  s.add("wakeup", wakeup_workload(make_pool));
-  s.add("vector_fill", vector_fill_workload(make_pool, coroutine_blocks{}));
-  s.add("memory", memory_workload());
+  s.add("submit", submit_workload(make_pool<Pool>));
+  s.add("submit_future", submit_future_workload(make_pool<Pool>));
+  s.add("wakeup", wakeup_workload(make_pool<Pool>));
+  s.add("vector_fill", vector_fill_workload(make_pool<Pool>, coroutine_blocks{}));
+  s.add("memory", memory_workload<Pool>());
+}
+
+// POOLS_FRAME_CACHE=off (the `nocache` line of flavours.txt): every coroutine frame from the
+// general allocator, to measure what frame_allocator buys. Returns the suffix for the name.
+std::string frame_cache_from_environment() {
+  const char* value = std::getenv("POOLS_FRAME_CACHE");
+  const std::string_view chosen = value == nullptr ? "on" : value;
+  if (chosen == "on") return "";
+  if (chosen != "off")
+    fail_usage(fmt::format("POOLS_FRAME_CACHE='{}' is not a setting; use on or off", chosen));
+  pc::frame_allocator::disable_caching();  // before any coroutine has run
+  return "/nocache";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const pool_choice choice = pool_from_environment("coroutines");
+  suite s(choice.variant + frame_cache_from_environment());
+  if (choice.textbook) {
+    add_workloads<pc::textbook_pool>(s);
+  } else {
+    add_workloads<pc::thread_pool>(s);
+  }
   return s.main(argc, argv);
 }

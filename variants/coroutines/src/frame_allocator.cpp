@@ -1,11 +1,17 @@
 #include <pools/coroutines/frame_allocator.hpp>
 
+#include <atomic>
 #include <new>
 
 namespace pools::coroutines {
 namespace detail {
 
 constinit thread_local frame_cache tl_frame_cache{};
+
+namespace {
+// frame_allocator::disable_caching(). relaxed: a start-up setting, read once per thread.
+std::atomic<bool> caching_disabled{false};
+}  // namespace
 
 namespace {
 
@@ -47,7 +53,8 @@ void* frame_allocate_slow(std::size_t size) {
 void frame_release_slow(void* frame, std::size_t size) noexcept {
   if constexpr (frame_allocator::enabled) {
     frame_cache& cache = tl_frame_cache;
-    if (!cache.registered && !cache.dead && size <= frame_allocator::largest_cached) {
+    if (!cache.registered && !cache.dead && size <= frame_allocator::largest_cached &&
+        !caching_disabled.load(std::memory_order_relaxed)) {
       thread_local cache_reaper reaper;  // first use on this thread arms the cleanup
       (void)reaper;
       cache.registered = true;
@@ -59,6 +66,10 @@ void frame_release_slow(void* frame, std::size_t size) noexcept {
 }
 
 }  // namespace detail
+
+void frame_allocator::disable_caching() noexcept {
+  detail::caching_disabled.store(true, std::memory_order_relaxed);
+}
 
 void frame_allocator::trim_this_thread() noexcept {
   detail::free_all(detail::tl_frame_cache);

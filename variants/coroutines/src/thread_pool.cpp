@@ -102,7 +102,8 @@ void thread_pool::task_finished() noexcept {
 }
 
 void thread_pool::worker_main(detail::worker& w) {
-  detail::tl_worker = &w;
+  detail::tl_worker = &w;       // this pool's fast paths (when_all's fork, finishing coroutines)
+  detail::tl_scheduler = this;  // what every pool sets (scheduler.hpp)
   void* h = nullptr;
   for (;;) {
     // Fairness: every so often look outside the deque first, so a worker deep in fork/join still
@@ -153,6 +154,7 @@ void thread_pool::worker_main(detail::worker& w) {
         break;
       case park_result::stop:
         detail::tl_worker = nullptr;
+        detail::tl_scheduler = nullptr;
         return;
     }
   }

@@ -5,8 +5,10 @@
 #include <pools/coroutines/async_latch.hpp>
 #include <pools/coroutines/async_mutex.hpp>
 #include <pools/coroutines/channel.hpp>
+#include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/sleep.hpp>
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/task.hpp>
+#include <pools/coroutines/textbook_pool.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_all.hpp>

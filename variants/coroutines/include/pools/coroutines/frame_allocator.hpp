@@ -43,6 +43,13 @@ struct frame_allocator {
   /// Frees the calling thread's cached frames now (also done automatically at thread exit).
   static void trim_this_thread() noexcept;
 
+  /// Switches the cache off for the rest of the process: every frame then comes from and goes
+  /// back to the general allocator (the bench's POOLS_FRAME_CACHE=off, to measure what the cache
+  /// buys). A thread's cache is armed by the first frame it frees, and only that first release
+  /// reads the switch, so the fast paths above do not change; call it at start-up, before any
+  /// coroutine has finished, or threads that already cache keep doing so.
+  static void disable_caching() noexcept;
+
   /// The calling thread's counters since it started (for tests and the bench).
   struct stats {
     std::uint64_t cache_hits = 0;      // allocations served from the free list

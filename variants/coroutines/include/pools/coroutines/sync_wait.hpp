@@ -2,18 +2,19 @@
 //
 //   int main() { pools::coroutines::thread_pool pool(4); return sync_wait(pool, run_server()); }
 //
-// The calling thread blocks (it is not a worker, so nothing else is held up). The task is started
-// through a small root coroutine that first hops onto the pool with schedule() — so every part of
-// the task runs on workers — and, when the task is done, wakes the caller. The result is moved
-// out, or the task's exception is rethrown here.
+// `pool` is any scheduler (scheduler.hpp): the tuned thread_pool or the textbook_pool. The
+// calling thread blocks (it is not a worker, so nothing else is held up). The task is started
+// through a small root coroutine that first hops onto the pool (scheduler::enqueue) — so every
+// part of the task runs on the pool's threads — and, when the task is done, wakes the caller. The
+// result is moved out, or the task's exception is rethrown here.
 //
 // Calling sync_wait on a worker of the same pool throws std::logic_error: the worker would block
 // waiting for work that may need that very worker (with one worker, it always would).
 #pragma once
 
 #include <pools/coroutines/frame_allocator.hpp>
+#include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/task.hpp>
-#include <pools/coroutines/thread_pool.hpp>
 #include <pools/wait_group.hpp>
 
 #include <coroutine>
@@ -61,9 +62,17 @@ struct completion_of {
   void await_resume() const noexcept {}
 };
 
+// The hop onto the pool: suspend, and let one of the pool's threads resume us.
+struct enqueue_on {
+  scheduler& pool;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) const { pool.enqueue(h); }
+  void await_resume() const noexcept {}
+};
+
 template <class T>
-sync_root make_sync_root(thread_pool& pool, std::coroutine_handle<task_promise<T>> h) {
-  co_await pool.schedule();
+sync_root make_sync_root(scheduler& pool, std::coroutine_handle<task_promise<T>> h) {
+  co_await enqueue_on{pool};
   co_await completion_of<T>{h};
 }
 
@@ -73,7 +82,7 @@ sync_root make_sync_root(thread_pool& pool, std::coroutine_handle<task_promise<T
 /// rethrows its exception. Throws std::logic_error on a worker of `pool`, std::invalid_argument
 /// for an empty task.
 template <class T>
-T sync_wait(thread_pool& pool, task<T> t) {
+T sync_wait(scheduler& pool, task<T> t) {
   if (pool.on_worker_thread()) {
     throw std::logic_error(
         "pools::coroutines::sync_wait called on a worker of the same pool: it would block the worker the "

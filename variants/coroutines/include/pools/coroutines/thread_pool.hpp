@@ -33,6 +33,7 @@
 
 #include <pools/coroutines/detail/timer_queue.hpp>
 #include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/executor.hpp>
 #include <pools/park_hook.hpp>
@@ -87,7 +88,7 @@ posted_coroutine run_posted(F f) {
 }
 }  // namespace detail
 
-class thread_pool {
+class thread_pool final : public scheduler {
  public:
   /// Starts `threads` workers. Throws std::invalid_argument for 0.
   explicit thread_pool(std::size_t threads = std::thread::hardware_concurrency())
@@ -138,16 +139,13 @@ class thread_pool {
   /// worker's own deque is LIFO, so re-pushing there would just resume the coroutine again).
   schedule_awaiter schedule() noexcept { return {this}; }
 
-  /// True on a worker thread of this pool.
-  bool on_worker_thread() const noexcept {
-    return detail::tl_worker != nullptr && detail::tl_worker->pool == this;
-  }
+  // on_worker_thread(): inherited from scheduler (true on a worker thread of this pool).
 
   /// Makes the suspended coroutine `h` runnable again (for awaitables that resume coroutines):
   /// from a completion the park hook runs, onto that worker's FIFO of I/O wake-ups; on another
   /// occasion on one of this pool's workers, onto its deque; on any other thread, onto the
-  /// injection queue.
-  void enqueue(std::coroutine_handle<> h) {
+  /// injection queue. (`final`: a call on a thread_pool& is direct, not virtual.)
+  void enqueue(std::coroutine_handle<> h) override {
     detail::worker* w = detail::tl_worker;
     if (w != nullptr && w->pool == this && w->in_hook) {
       w->io_ready.push(h.address());  // the owner is awake, in the hook: its loop takes it next

@@ -4,10 +4,15 @@
 //   std::vector<int> rs = co_await when_all(std::move(vector_of_tasks)); // vector
 //
 // How: the parent suspends and stores its handle in a join counter (in its own frame). Children
-// 1..n-1 are pushed onto the current worker's deque — forked: an idle worker may steal them —
-// and the parent transfers straight into child 0. A finishing child counts down; the last one
-// resumes the parent by symmetric transfer, on whichever worker that child finished; the others
-// move on to the next local work (usually their next sibling, popped back from the deque).
+// 1..n-1 are forked — handed to the pool the parent runs on, where another thread may pick them
+// up — and the parent transfers straight into child 0. A finishing child counts down; the last
+// one resumes the parent by symmetric transfer, on whichever thread that child finished.
+//
+// On the textbook_pool a forked child goes onto the pool's one shared queue (scheduler::enqueue),
+// and a child that is not the last returns to its thread's loop. On the tuned thread_pool it is
+// pushed onto the current worker's own deque (no lock, no virtual call: the fork/join hot path),
+// where an idle worker may steal it, and a child that is not the last moves on to the next local
+// work (usually its next sibling, popped back from the deque):
 //
 //   parent ──suspend──► push c2, c1 ──transfer──► c0 ... c0 done ─► pop c1 ─► c1 ... c1 done ─► ...
 //                                     thief: steal c2 ─► c2 ... c2 done (last?) ─► resume parent
@@ -17,12 +22,14 @@
 // rethrown in the parent. A task<void> child contributes std::monostate to the tuple; a range of
 // task<void> gives void.
 //
-// Must be awaited on a worker of a coroutines::thread_pool (a task started by sync_wait, spawn or
-// schedule() is); elsewhere await_suspend throws std::logic_error before any child starts.
+// Must be awaited on a thread of a pool (thread_pool or textbook_pool: a task started by
+// sync_wait, spawn or schedule() is); elsewhere await_suspend throws std::logic_error before any
+// child starts.
 #pragma once
 
 #include <pools/coroutines/detail/join_state.hpp>
 #include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 
@@ -62,19 +69,46 @@ inline constexpr bool is_task<task<T>> = true;
 
 [[noreturn, gnu::noinline, gnu::cold]] inline void throw_not_on_worker(const char* who) {
   throw std::logic_error(std::string(who) +
-                         " must be awaited on a worker of a pools::coroutines::thread_pool (start the "
-                         "coroutine with sync_wait, spawn or schedule())");
+                         " must be awaited on a worker thread of a pools::coroutines pool (thread_pool or "
+                         "textbook_pool: start the coroutine with sync_wait, spawn or schedule())");
 }
 
 [[noreturn, gnu::noinline, gnu::cold]] inline void throw_empty_task() {
   throw std::invalid_argument("pools::coroutines::when_all: empty task");
 }
 
-inline worker& require_worker(const char* who) {
-  worker* w = tl_worker;
-  if (w == nullptr) [[unlikely]]
+// Where a when_all on this thread forks its children: onto the tuned pool worker's own deque
+// (push_local, inlined: the fork/join hot path) or, on any other pool's thread, through that
+// pool's enqueue() (a virtual call). fork(child) forks one child, testing which per call;
+// with(body) tests once and calls body(push), so the tuple form's fixed run of pushes compiles
+// to the tuned pool's pushes alone (a test per child measured 1-2 % slower on fib and skynet;
+// in the range form's loop it measured no difference, and hoisting it there measured slower).
+struct fork_target {
+  worker* tuned;
+  scheduler* other;
+  void operator()(std::coroutine_handle<> child) const {
+    if (tuned != nullptr) [[likely]] {
+      tuned->pool->push_local(*tuned, child);
+    } else {
+      other->enqueue(child);
+    }
+  }
+  template <class Body>
+  void with(Body&& body) const {
+    if (tuned != nullptr) [[likely]] {
+      body([w = tuned](std::coroutine_handle<> child) { w->pool->push_local(*w, child); });
+    } else {
+      body([s = other](std::coroutine_handle<> child) { s->enqueue(child); });
+    }
+  }
+};
+
+inline fork_target require_pool(const char* who) {
+  if (worker* w = tl_worker) return {w, nullptr};
+  scheduler* s = current_scheduler();
+  if (s == nullptr) [[unlikely]]
     throw_not_on_worker(who);
-  return *w;
+  return {nullptr, s};
 }
 
 inline void require_valid(bool valid) {
@@ -94,14 +128,16 @@ class [[nodiscard]] when_all_awaitable {
   bool await_ready() const noexcept { return sizeof...(Ts) == 0; }
 
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
-    detail::worker& w = detail::require_worker("when_all");
+    const detail::fork_target fork = detail::require_pool("when_all");
     std::apply([](auto&... t) { (detail::require_valid(t.valid()), ...); }, tasks_);
     join_.set_parent(parent);
     if constexpr (sizeof...(Ts) == 2) join_.set_pair_sibling(std::get<1>(tasks_).handle());
     std::apply([this](auto&... t) { (t.handle().promise().set_join(&join_), ...); }, tasks_);
-    // relaxed stores above are published by each push's release store of the deque's bottom
-    // (to a thief) or are on this thread (child 0).
-    fork_from<sizeof...(Ts) - 1>(w);
+    // relaxed stores above are published by each fork (the deque's release store of bottom, or
+    // the textbook queue's mutex) to the thread that runs the child, or are on this thread (child 0).
+    if constexpr (sizeof...(Ts) > 1) {  // this->: Clang misses an implicit this in a generic lambda
+      fork.with([this](const auto& push) { this->fork_from<sizeof...(Ts) - 1>(push); });
+    }
     return std::get<0>(tasks_).handle();
   }
 
@@ -116,11 +152,11 @@ class [[nodiscard]] when_all_awaitable {
 
  private:
   // Pushes children I, I-1, ..., 1: the owner pops child 1 first; thieves take the highest first.
-  template <std::size_t I>
-  void fork_from(detail::worker& w) {
+  template <std::size_t I, class Push>
+  void fork_from(const Push& push) {
     if constexpr (I >= 1) {
-      w.pool->push_local(w, std::get<I>(tasks_).handle());
-      fork_from<I - 1>(w);
+      push(std::get<I>(tasks_).handle());
+      fork_from<I - 1>(push);
     }
   }
 
@@ -144,12 +180,12 @@ class [[nodiscard]] when_all_range_awaitable {
   bool await_ready() const noexcept { return tasks_.empty(); }
 
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
-    detail::worker& w = detail::require_worker("when_all");
+    const detail::fork_target fork = detail::require_pool("when_all");
     for (auto& t : tasks_) detail::require_valid(t.valid());
     join_.set_parent(parent);
     if (tasks_.size() == 2) join_.set_pair_sibling(tasks_[1].handle());
     for (auto& t : tasks_) t.handle().promise().set_join(&join_);
-    for (std::size_t i = tasks_.size(); i-- > 1;) w.pool->push_local(w, tasks_[i].handle());
+    for (std::size_t i = tasks_.size(); i-- > 1;) fork(tasks_[i].handle());
     return tasks_.front().handle();
   }
 
