@@ -1,0 +1,180 @@
+// pools/fibers/textbook_pool.hpp — the fibers idea in one sitting: read this first.
+//
+//   pools::fibers::textbook_pool pool(2);
+//   auto h = pool.spawn([] { return 40; });   // a new fiber
+//   int r = h.join() + 2;                     // in a fiber: suspends the fiber, not its thread
+//   pool.post([] { ... });                    // pools::Executor: a fiber nobody joins
+//   pools::fibers::textbook_pool::yield();    // in a fiber: let the others run first
+//
+// WHAT A FIBER IS. A function with its own stack. A worker thread runs it by SWITCHING to it: it
+// saves its own registers and loads the fiber's, so its stack pointer now points into the fiber's
+// stack. To stop (in join() or yield()) the fiber switches back to the worker loop, work(); its
+// frames wait, untouched, on its stack until some worker — perhaps on ANOTHER thread — switches
+// to it again. The two switches, run() and suspend(), are in src/textbook_switch.cpp, with who
+// owns a fiber's stack and when it is freed. Everything else is here.
+//
+// ONE LOCK. One mutex_ guards everything shared: the run queue of ready fibers, stopping_, and
+// each fiber's done and joiner. Idle workers sleep on a condition variable; each fiber made ready
+// wakes one. Only work(), the worker loop, touches a fiber that has run: it puts it back in the
+// queue or registers it as a joiner, always after the fiber has switched away (join() says why).
+//
+// RESULTS. spawn() wraps the function in a std::packaged_task, which stores its value or its
+// exception; the handle's std::future reads them. join() first waits — a fiber by suspending, a
+// plain thread by blocking in future::get() — then get() returns the value or rethrows the
+// exception. A handle dropped without join() discards both, like a std::future nobody reads.
+// post() is a spawn nobody joins, of a function that hands any exception to
+// pools::report_unhandled_exception.
+//
+// Rules of the road:
+//  * Destruction drains: it returns once every fiber has ended, including ones started while it
+//    waits (work() says why an empty queue is enough). Do not destroy the pool from its fibers.
+//  * After join() or yield() a fiber may be on another thread. Do not keep a thread_local's
+//    address, std::this_thread::get_id() or a locked std::mutex across them, and do not call them
+//    in a catch block: the C++ runtime keeps the exceptions being handled per THREAD (the tuned
+//    pool carries them along at every switch; this one does not).
+//  * join() every handle whose fiber uses the joiner's locals, as with std::thread.
+#pragma once
+
+#include <pools/unhandled_exception.hpp>
+#include <pools/unique_function.hpp>
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace pools::fibers {
+
+class textbook_pool;
+
+namespace textbook_detail {
+
+struct context;  // a fiber's stack and saved registers (src/textbook_switch.cpp)
+
+// One fiber. Shared by the pool (while queued, running or suspended) and by its handle.
+struct fiber {
+  unique_function<void()> body;  // the task; destroyed on the fiber when it returns
+  textbook_pool* pool;
+  context* ctx = nullptr;           // made when the fiber first runs, freed when it ends
+  fiber* awaiting = nullptr;        // the fiber it joins: written by join(), read by work()
+  bool done = false;                // guarded by the pool's mutex: it has ended
+  std::shared_ptr<fiber> joiner{};  // guarded by the pool's mutex: a fiber suspended joining it
+};
+
+bool run(fiber& f);      // on a worker: run f until it suspends (true) or ends (false)
+void suspend(fiber& f);  // on f: switch back to the worker loop that runs it
+// The fiber this thread runs, or nullptr. Read it once per join()/yield(), before the switch:
+// after it, the fiber may be on another thread, whose copy of this variable is another one.
+inline thread_local fiber* current = nullptr;
+
+}  // namespace textbook_detail
+
+class textbook_pool {
+ public:
+  explicit textbook_pool(std::size_t threads) {
+    if (threads == 0) throw std::invalid_argument("pools::fibers::textbook_pool: threads must be at least 1");
+    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  // Then workers_ (the last member, so the first destroyed) joins its threads, which return
+  // once the queue is empty: destruction drains.
+  ~textbook_pool() {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    work_ready_.notify_all();
+  }
+
+  /// What spawn() returns. Plain data: the result to read, and the fiber to wait for.
+  template <class R>
+  struct [[nodiscard]] handle {
+    std::future<R> result;
+    std::shared_ptr<textbook_detail::fiber> fiber;
+
+    bool joinable() const noexcept { return result.valid(); }
+    /// The fiber's result, or its exception rethrown (std::future_error when not joinable).
+    R join() {
+      textbook_detail::fiber* self = textbook_detail::current;  // read BEFORE the switch
+      if (self != nullptr && fiber != nullptr && self->pool == fiber->pool) {
+        // A fiber of this pool: say what we wait for, and switch away. We do NOT look at `fiber`
+        // or register ourselves as its joiner here: it could end on another thread the moment
+        // after, and queue us while we are still running on this stack, and a second worker
+        // would then run this fiber on this stack too. work() does it, under the lock, once our
+        // registers are saved. No lock is needed to write `awaiting`: until we have switched
+        // away, no other thread reads it.
+        self->awaiting = fiber.get();
+        textbook_detail::suspend(*self);  // returns once `fiber` has ended, maybe on another thread
+      }
+      return result.get();  // ready by now in a fiber; on a plain thread, blocks until it is
+    }
+  };
+
+  /// Starts fn() as a new fiber.
+  template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
+  handle<R> spawn(F&& fn) {
+    std::packaged_task<R()> task(std::forward<F>(fn));
+    // Braced initialisers run left to right: the future is taken before the task moves away.
+    handle<R> h{task.get_future(),
+                std::shared_ptr<textbook_detail::fiber>(new textbook_detail::fiber{std::move(task), this})};
+    std::lock_guard lock(mutex_);
+    make_ready(h.fiber);
+    return h;
+  }
+
+  /// pools::Executor: runs fn() once as a fiber; an exception goes to report_unhandled_exception.
+  template <class F>
+  void post(F&& fn) {
+    (void)spawn([fn = std::forward<F>(fn)]() mutable { pools::invoke_reporting(fn); });
+  }
+
+  /// In a fiber: go to the back of the run queue, behind every fiber ready now. Elsewhere: no-op.
+  static void yield() {
+    if (textbook_detail::fiber* self = textbook_detail::current) textbook_detail::suspend(*self);
+  }
+
+  std::size_t concurrency() const noexcept { return workers_.size(); }
+
+ private:
+  // With mutex_ held. One notify per ready fiber, so no fiber waits while a worker sleeps.
+  void make_ready(std::shared_ptr<textbook_detail::fiber> f) {
+    queue_.push_back(std::move(f));
+    work_ready_.notify_one();
+  }
+
+  // The worker loop, on the worker thread's own stack. Every switch away from a fiber lands here.
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      // Sleep until a fiber is ready or the pool stops. Leaving on an empty queue drains all: a
+      // fiber suspended in join() waits, through a chain of joins, for one that is queued or
+      // running, and the worker running that one comes back here and finds what it made ready.
+      work_ready_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      std::shared_ptr<textbook_detail::fiber> f = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();  // the fiber runs without the lock, so other workers can run others
+      const bool suspended = textbook_detail::run(*f);
+      lock.lock();
+      // f has switched away (or ended): its registers are saved, another thread may take it.
+      textbook_detail::fiber* child = std::exchange(f->awaiting, nullptr);
+      if (!suspended) {
+        f->done = true;
+        if (f->joiner) make_ready(std::move(f->joiner));
+      } else if (child != nullptr && !child->done) {
+        child->joiner = std::move(f);  // checked and registered under one lock hold: no lost wake-up
+      } else {
+        make_ready(std::move(f));  // yield(), or the child ended in between
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_;  // "queue_ not empty, or stopping_"
+  std::deque<std::shared_ptr<textbook_detail::fiber>> queue_;
+  bool stopping_ = false;
+  std::vector<std::jthread> workers_;
+};
+
+}  // namespace pools::fibers
