@@ -127,12 +127,18 @@ function(pools_add_flavour_smoke_tests name file)
   endforeach()
   # A bench that reads POOLS_BENCH_POOL (pools::bench::pool_from_environment) rejects a bad value.
   if(_reads_pool)
-    add_test(NAME bench_${name}_bad_pool
-             COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:bench_${name}> -DVAR=POOLS_BENCH_POOL
-                     -DVALUE=fastest -DCHOICE=textbook -P ${POOLS_BAD_ENVIRONMENT_CHECK})
-    set_tests_properties(bench_${name}_bad_pool PROPERTIES TIMEOUT 60 LABELS "bench;${name}"
-                         ENVIRONMENT "${POOLS_TEST_ENV}")
+    pools_add_bad_environment_test(bench_${name}_bad_pool ${name} POOLS_BENCH_POOL fastest textbook)
   endif()
+endfunction()
+
+# pools_add_bad_environment_test(<test> <name> <VAR> <bad value> <a valid value>)
+# bench_<name> run with VAR=<bad value> must exit 2 naming the variable, the value and the valid
+# choice (bench/tests/check_bad_environment.cmake).
+function(pools_add_bad_environment_test test name var value choice)
+  add_test(NAME ${test}
+           COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:bench_${name}> -DVAR=${var} -DVALUE=${value}
+                   -DCHOICE=${choice} -P ${POOLS_BAD_ENVIRONMENT_CHECK})
+  set_tests_properties(${test} PROPERTIES TIMEOUT 60 LABELS "bench;${name}" ENVIRONMENT "${POOLS_TEST_ENV}")
 endfunction()
 
 # pools_add_variant(<name>

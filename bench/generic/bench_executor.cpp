@@ -9,7 +9,6 @@
 // task cannot wait for its children, so the last child to finish continues the parent.
 // submit, submit_future, wakeup and vector_fill go through post() and pools::submit.
 #include <pools/bench/cps_workloads.hpp>
-#include <pools/bench/executor_workloads.hpp>
 #include <pools/bench/harness.hpp>
 
 #include <memory>
@@ -21,14 +20,7 @@ int main(int argc, char** argv) {
   auto make = [](unsigned threads) { return std::make_unique<executor>(threads); };
 
   suite s(pools::generated::name);
-  s.add("fib", cps::fib_workload(make));
-  s.add("skynet", cps::skynet_workload(make));
-  s.add("nqueens", cps::nqueens_workload(make));
-  s.add("matmul", cps::matmul_workload(make));
-  s.add("submit", submit_workload(make));
-  s.add("submit_future", submit_future_workload(make));
-  s.add("wakeup", wakeup_workload(make));
-  s.add("vector_fill", vector_fill_workload(make));
+  cps::add_post_only_workloads(s, make);
   s.unsupported("memory",
                 "the Executor concept has no way to suspend a task: a task that waits holds its thread, so "
                 "100,000 suspended tasks would need 100,000 threads");

@@ -39,14 +39,7 @@ auto make = [](unsigned threads) { return std::make_unique<asio_pool_executor>(t
 
 int main(int argc, char** argv) {
   suite s("asio_pool");
-  s.add("fib", cps::fib_workload(make));
-  s.add("skynet", cps::skynet_workload(make));
-  s.add("nqueens", cps::nqueens_workload(make));
-  s.add("matmul", cps::matmul_workload(make));
-  s.add("submit", submit_workload(make));
-  s.add("submit_future", submit_future_workload(make));
-  s.add("wakeup", wakeup_workload(make));
-  s.add("vector_fill", vector_fill_workload(make));
+  cps::add_post_only_workloads(s, make);
   s.add("memory", asio_timer_memory_workload(
                       make, [](asio_pool_executor& ex, std::size_t) { return ex.pool().get_executor(); }));
   return s.main(argc, argv);

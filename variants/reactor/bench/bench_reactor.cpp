@@ -50,19 +50,6 @@ choice strategy_from_environment() {
   return {*parsed, "reactor/" + std::string(pools::reactor::to_string(*parsed))};
 }
 
-// The workloads both pools express through pools::Executor alone. `make(threads)` builds one.
-template <class Make>
-void add_executor_workloads(suite& s, Make make) {
-  s.add("fib", cps::fib_workload(make));
-  s.add("skynet", cps::skynet_workload(make));
-  s.add("nqueens", cps::nqueens_workload(make));
-  s.add("matmul", cps::matmul_workload(make));
-  s.add("submit", submit_workload(make));
-  s.add("submit_future", submit_future_workload(make));
-  s.add("wakeup", wakeup_workload(make));
-  s.add("vector_fill", vector_fill_workload(make));
-}
-
 // Counts its own destruction (not a moved-from copy's): the proof that a timer was dropped.
 class drop_counter {
  public:
@@ -118,7 +105,7 @@ int run_textbook(const pool_choice& pool, int argc, char** argv) {
         "(unset it, or unset POOLS_BENCH_POOL)");
   }
   suite s(pool.variant);
-  add_executor_workloads(s, [](unsigned threads) { return std::make_unique<textbook_pool>(threads); });
+  cps::add_post_only_workloads(s, [](unsigned threads) { return std::make_unique<textbook_pool>(threads); });
   s.add("memory", textbook_timer_memory_workload());
   return s.main(argc, argv);
 }
@@ -129,7 +116,7 @@ int run_tuned(int argc, char** argv) {
     return std::make_unique<pools::reactor::executor>(threads, chosen);
   };
   suite s(c.variant);
-  add_executor_workloads(s, make);
+  cps::add_post_only_workloads(s, make);
   // Timers spread over the io_contexts as connections would be: round-robin under per_thread.
   s.add("memory", asio_timer_memory_workload(make, [](pools::reactor::executor& ex, std::size_t i) {
           return ex.context(i % ex.context_count()).get_executor();

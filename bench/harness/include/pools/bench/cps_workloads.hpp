@@ -8,6 +8,7 @@
 // suspending variants: one task per call, the parent runs one child itself.
 #pragma once
 
+#include <pools/bench/executor_workloads.hpp>
 #include <pools/bench/harness.hpp>
 #include <pools/bench/problems.hpp>
 #include <pools/executor.hpp>
@@ -246,6 +247,21 @@ prepare_fn matmul_workload(Make make) {
       problem->check();
     };
   };
+}
+
+/// Registers every workload an executor with nothing but post() can run: the four fork-join
+/// problems in continuation-passing style, and the executor workloads (submit, submit_future,
+/// wakeup, vector_fill). `memory` is the caller's: what a suspended task is differs.
+template <class Make>
+void add_post_only_workloads(suite& s, Make make) {
+  s.add("fib", fib_workload(make));
+  s.add("skynet", skynet_workload(make));
+  s.add("nqueens", nqueens_workload(make));
+  s.add("matmul", matmul_workload(make));
+  s.add("submit", submit_workload(make));
+  s.add("submit_future", submit_future_workload(make));
+  s.add("wakeup", wakeup_workload(make));
+  s.add("vector_fill", vector_fill_workload(make));
 }
 
 }  // namespace pools::bench::cps
