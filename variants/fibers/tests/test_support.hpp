@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -33,6 +34,29 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::second
     std::this_thread::yield();
   }
   return true;
+}
+
+/// An exception type with a payload, to check that the very object thrown in a fiber arrives.
+struct custom_error : std::runtime_error {
+  explicit custom_error(int c) : std::runtime_error("custom " + std::to_string(c)), code(c) {}
+  int code;
+};
+
+/// std::this_thread::get_id() is pthread_self(), which glibc declares __attribute__((const)): the
+/// compiler may call it once and reuse the result across a suspension point, after which the
+/// fiber may be on another thread. Out of line, with a barrier, it is read afresh.
+[[gnu::noinline]] inline std::thread::id thread_id_now() {
+  asm volatile("" ::: "memory");
+  return std::this_thread::get_id();
+}
+
+/// fib(n) by spawn and join, one fiber per call: on either pool (thread_pool, textbook_pool).
+template <class Pool>
+std::uint64_t fib(Pool& pool, int n) {
+  if (n < 2) return static_cast<std::uint64_t>(n);
+  auto a = pool.spawn([&pool, n] { return fib(pool, n - 1); });
+  const std::uint64_t b = fib(pool, n - 2);
+  return a.join() + b;
 }
 
 /// Installs a handler that counts reported exceptions with a given message, for one scope.

@@ -24,25 +24,9 @@ using pools::fibers::thread_pool;
 static_assert(pools::Executor<thread_pool>);
 
 namespace {
-struct custom_error : std::runtime_error {
-  explicit custom_error(int c) : std::runtime_error("custom " + std::to_string(c)), code(c) {}
-  int code;
-};
-
-// std::this_thread::get_id() is pthread_self(), which glibc declares __attribute__((const)): the
-// compiler may call it once and reuse the result across a suspension point, after which the
-// fiber may be on another thread. Out of line, with a barrier, it is read afresh.
-[[gnu::noinline]] std::thread::id thread_id_now() {
-  asm volatile("" ::: "memory");
-  return std::this_thread::get_id();
-}
-
-std::uint64_t fib(thread_pool& pool, int n) {
-  if (n < 2) return static_cast<std::uint64_t>(n);
-  auto a = pool.spawn([&pool, n] { return fib(pool, n - 1); });
-  const std::uint64_t b = fib(pool, n - 2);
-  return a.join() + b;
-}
+using fibers_test::custom_error;
+using fibers_test::fib;
+using fibers_test::thread_id_now;
 }  // namespace
 
 TEST_CASE("thread_pool: bad construction arguments are rejected with a clear message") {
