@@ -27,6 +27,7 @@ quiet() {  # runs a command, showing its output only when it fails
 
 "$src/scripts/copy-tree.sh" "$src" "$work"
 cd "$work"
+export CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1  # the copy compiles what the tree did: reuse it
 
 step "bad names are refused with exit 2 and a reason"
 for bad in 1pool My-Pool class futures; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the README's second command, and what CI runs.
 #
-#   scripts/test.sh                 all presets: release, clang, asan, tsan, handout
+#   scripts/test.sh                 all presets: release, clang, asan, tsan, handout, fuzz
 #   scripts/test.sh release tsan    only these presets
 #
 # Each preset is configured with -Werror (warnings are errors on GCC and Clang), built, and its
@@ -10,11 +10,16 @@
 # futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and Boost.Fiber were
 # not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a hand-out needs only
 # what its variant needs. CMake notes that the Boost.Context switch went unused: nothing in a
-# futures-only configuration looks for Boost.Context, which is the point.
+# futures-only configuration looks for Boost.Context, which is the point. "fuzz" builds the
+# libFuzzer targets of the server core with Clang, ASan and UBSan, replays their seed corpora and
+# fuzzes each for 60 s (server/README.md, "Fuzzing").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache (used by the build when installed) keys its cache on paths relative to this checkout,
+# so a fresh clone in another folder reuses what an earlier build compiled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
-all_presets=(release clang asan tsan handout)
+all_presets=(release clang asan tsan handout fuzz)
 presets=("$@")
 [[ ${#presets[@]} -gt 0 ]] || presets=("${all_presets[@]}")
 for p in "${presets[@]}"; do
