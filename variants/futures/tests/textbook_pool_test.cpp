@@ -88,8 +88,12 @@ TEST_CASE("textbook_pool: the destructor drains queued tasks and the tasks they 
 
 TEST_CASE("textbook_pool: a task that waits for a task of its own pool holds its worker") {
   // One worker. The parent submits a child and waits for its future: the child is queued behind
-  // the parent, and the only thread that could run it is the one waiting. Real code would call
-  // get() and hang forever; here the parent gives up after 200 ms so the test ends.
+  // the parent, and the only thread that could run it is the one waiting. Real code writes
+  //
+  //     pool.submit([&pool] { return pool.submit([] { return 1; }).get(); }).get();  // never returns
+  //
+  // and hangs forever (with N workers: as soon as N parents wait at once), so that is not run
+  // here. Instead the parent gives up after 200 ms and reports that the child had not started.
   textbook_pool pool(1);
   std::future<std::future_status> parent = pool.submit([&pool] {
     std::future<int> child = pool.submit([] { return 1; });

@@ -44,22 +44,20 @@ class textbook_pool {
     if (threads == 0)
       throw std::invalid_argument("pools::futures::textbook_pool: threads must be at least 1");
     workers_.reserve(threads);
-    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    try {
+      for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    } catch (...) {
+      // Starting a thread can fail (std::system_error). A constructor that throws never runs
+      // the destructor, and destroying a joinable std::thread calls std::terminate: so the
+      // workers already started are stopped and joined here, then the error goes on.
+      stop_and_join();
+      throw;
+    }
   }
 
   /// Drains, then stops: every task posted before — and every task those tasks post meanwhile —
   /// runs before the destructor returns. Do not destroy the pool from one of its own tasks.
-  ~textbook_pool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    // Every sleeping worker must see stopping_: notify_all, not notify_one.
-    task_ready_.notify_all();
-    // A worker leaves only once the queue is empty AND no task is still running (work() says
-    // why both), so after the joins nothing is left to run.
-    for (std::thread& t : workers_) t.join();
-  }
+  ~textbook_pool() { stop_and_join(); }
 
   textbook_pool(const textbook_pool&) = delete;
   textbook_pool& operator=(const textbook_pool&) = delete;
@@ -95,6 +93,18 @@ class textbook_pool {
   std::size_t concurrency() const noexcept { return workers_.size(); }
 
  private:
+  void stop_and_join() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    // Every sleeping worker must see stopping_: notify_all, not notify_one.
+    task_ready_.notify_all();
+    // A worker leaves only once the queue is empty AND no task is still running (work() says
+    // why both), so after the joins nothing is left to run.
+    for (std::thread& t : workers_) t.join();
+  }
+
   void work() {
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -112,6 +122,11 @@ class textbook_pool {
       pools::invoke_reporting(task);
       task = nullptr;  // destroy what the task captured before counting it finished
       lock.lock();
+      // These two notify while holding the lock, unlike post(): it is correct either way (the
+      // waiters re-check their predicate under the mutex), and here the lock is taken again at
+      // the top of the loop anyway, so unlocking first would only add a lock/unlock pair. The
+      // cost, a woken thread first blocking on the mutex for a moment, is paid only when the
+      // pool has just run out of work, not on the busy path.
       if (--unfinished_ == 0) {
         all_done_.notify_all();                   // wait() callers
         if (stopping_) task_ready_.notify_all();  // workers waiting for the drain to end
