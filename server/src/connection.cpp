@@ -203,6 +203,9 @@ struct connection::state {
   /// Serialises ready responses at the head of the pipeline into `out`, and the next piece of a
   /// streamed file. Never called while a write is in flight: `out` must not move under it.
   void fill() {
+    // A driver may write part of output(): drop the written bytes before appending, or a peer that
+    // reads slowly would make `out` keep everything ever written on the connection.
+    if (out_pos > 0) out.erase(0, out_pos), out_pos = 0;
     if (stream.is_open()) {
       if (out.size() - out_pos >= limits::file_chunk) return;
       stream_next_piece();

@@ -83,21 +83,23 @@ bool valid_host(string_view v) {
   return std::all_of(port.begin(), port.end(), is_digit);
 }
 
+/// `e` without the optional whitespace (SP, HTAB) around it (RFC 9110 5.6.3).
+string_view trim_ows(string_view e) {
+  while (!e.empty() && (e.front() == ' ' || e.front() == '\t')) e.remove_prefix(1);
+  while (!e.empty() && (e.back() == ' ' || e.back() == '\t')) e.remove_suffix(1);
+  return e;
+}
+
 /// The status for a request's Transfer-Encoding list (all its field lines, in order): 0 when it is
 /// exactly "chunked"; 400 when chunked is not the final coding, or is applied twice (RFC 9112 6.3,
 /// 6.1: the length cannot be determined); 501 when chunked is final but another coding, which the
 /// server does not implement, comes before it (6.1).
 int transfer_coding_status(string_view list) {
-  const auto trim = [](string_view e) {
-    while (!e.empty() && (e.front() == ' ' || e.front() == '\t')) e.remove_prefix(1);
-    while (!e.empty() && (e.back() == ' ' || e.back() == '\t')) e.remove_suffix(1);
-    return e;
-  };
   bool last_is_chunked = false;
   int chunked = 0, others = 0;
   while (!list.empty()) {
     const auto comma = list.find(',');
-    const auto element = trim(list.substr(0, comma));
+    const auto element = trim_ows(list.substr(0, comma));
     list = comma == string_view::npos ? string_view() : list.substr(comma + 1);
     if (element.empty()) continue;  // RFC 9110 5.6.1: empty list elements do not count
     last_is_chunked = iequals(element, "chunked");
@@ -105,6 +107,18 @@ int transfer_coding_status(string_view list) {
   }
   if (!last_is_chunked || chunked > 1) return 400;
   return others > 0 ? 501 : 0;
+}
+
+/// Whether the Expect list (all its field lines) asks for anything but 100-continue, the only
+/// expectation defined (RFC 9110 10.1.1); empty elements do not count (5.6.1).
+bool has_unknown_expectation(string_view list) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const auto element = trim_ows(list.substr(0, comma));
+    list = comma == string_view::npos ? string_view() : list.substr(comma + 1);
+    if (!element.empty() && !iequals(element, "100-continue")) return true;
+  }
+  return false;
 }
 
 /// Whether `bytes` holds an LF that is not the end of a CRLF.
@@ -199,6 +213,9 @@ class beast_request_parser final : public http::basic_parser<true> {
   void on_field_impl(http::field field, string_view name, string_view value, error_code& ec) override {
     header_bytes_ += name.size() + value.size() + 4;  // "name: value\r\n"
     if (header_bytes_ > limits::max_header_fields) return reject(ec, 431, "header section too large");
+    // A trailer field (after a chunked body) is never merged into the header section (RFC 9110
+    // 6.5.1): a trailer Content-Type is not the request's, a trailer Host is not a second Host.
+    if (is_header_done()) return;
     switch (field) {
       case http::field::host:
         if (has_host_) return reject(ec, 400, "more than one Host");
@@ -215,7 +232,11 @@ class beast_request_parser final : public http::basic_parser<true> {
         req_.content_type.assign(value.data(), value.size());
         break;
       case http::field::expect:
-        req_.expect_continue = iequals(value, "100-continue");
+        // One list over all its field lines, like Transfer-Encoding; judged once the header is
+        // complete.
+        if (!expect_.empty()) expect_ += ',';
+        expect_.append(value.data(), value.size());
+        req_.expect_continue = req_.expect_continue || iequals(value, "100-continue");
         break;
       default:
         break;
@@ -224,6 +245,10 @@ class beast_request_parser final : public http::basic_parser<true> {
 
   void on_header_impl(error_code& ec) override {
     if (req_.version == 11 && !has_host_) return reject(ec, 400, "HTTP/1.1 request without Host");
+    // RFC 9112 6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing (an HTTP/1.0
+    // recipient would read the body by Content-Length or to the close), even with a Content-Length.
+    if (has_transfer_encoding_ && req_.version == 10)
+      return reject(ec, 400, "Transfer-Encoding in an HTTP/1.0 request");
     // Beast frames a body only by a final "chunked", and would drop any coding before it; any other
     // Transfer-Encoding would leave the body to be parsed as the next request.
     if (has_transfer_encoding_) {
@@ -231,6 +256,11 @@ class beast_request_parser final : public http::basic_parser<true> {
       if (status == 501) return reject(ec, 501, "a transfer coding other than chunked");
       if (status != 0 || !chunked()) return reject(ec, 400, "chunked is not the final transfer coding");
     }
+    // RFC 9110 10.1.1: an expectation other than 100-continue cannot be met: 417 (a MAY; Apache
+    // httpd answers 417, nginx ignores the field). The body, if any, is not read: the connection
+    // closes. An HTTP/1.0 request's expectations are ignored, as 10.1.1 requires for 100-continue.
+    if (req_.version == 11 && has_unknown_expectation(expect_))
+      return reject(ec, 417, "an expectation other than 100-continue");
     req_.keep_alive = keep_alive();
   }
 
@@ -259,6 +289,7 @@ class beast_request_parser final : public http::basic_parser<true> {
   bool has_host_ = false;
   bool has_transfer_encoding_ = false;
   std::string transfer_encoding_;
+  std::string expect_;
   std::uint64_t chunk_left_ = 0;  // bytes of the current chunk's data not yet seen
   int status_ = 0;
   const char* reason_ = "";
@@ -302,7 +333,13 @@ std::size_t request_parser::feed(std::string_view bytes) {
     const auto version = check_version(bytes);
     switch (version.verdict) {
       case version_verdict::incomplete:
-        // Beast judged the version before the line's end: judge again once it is here.
+        // Beast judged the version before the line's end: judge again once it is here. A line
+        // that has not ended within Beast's header limit is too long (414), as Beast finds when
+        // the same bytes arrive in pieces (it then waits for the header's end, up to the limit).
+        if (bytes.size() >= beast_header_limit) {
+          s.fail(414, "request-target too long");
+          return skipped;
+        }
         s.parser.reset();
         return skipped;
       case version_verdict::later_minor: {

@@ -7,9 +7,10 @@
 // <= limits::max_target (414), header section <= limits::max_header_fields (431), Host present
 // on HTTP/1.1, unique, and a valid uri-host [":" port] (400), Transfer-Encoding exactly "chunked"
 // (a final "chunked" behind another coding: 501; chunked not final or twice: 400, as a body the
-// server cannot frame is a request-smuggling vector), HTTP/1.2..1.9 served as HTTP/1.1 and any
-// other major version 505, and a bare LF where Beast waits for a line's end 400 (Beast would
-// wait for a CRLF until the timeout).
+// server cannot frame is a request-smuggling vector) and never on HTTP/1.0 (400), an expectation
+// other than 100-continue 417, HTTP/1.2..1.9 served as HTTP/1.1 and any other major version 505,
+// a bare LF where Beast waits for a line's end 400 (Beast would wait for a CRLF until the
+// timeout), and trailer fields ignored (never merged into the header section).
 #pragma once
 
 #include <cstddef>
@@ -39,8 +40,8 @@ class request_parser {
   /// The header asked for "100 Continue" and the body has not arrived yet.
   bool awaiting_body_with_continue() const noexcept;
   bool done() const noexcept;
-  /// 0, or the status of the error that stopped parsing (400, 413, 414, 431, 501, 505). The stream cannot
-  /// be parsed further after an error: answer and close.
+  /// 0, or the status of the error that stopped parsing (400, 413, 414, 417, 431, 501, 505). The stream
+  /// cannot be parsed further after an error: answer and close.
   int error_status() const noexcept;
   std::string_view error_reason() const noexcept;
 

@@ -24,6 +24,8 @@ std::string_view reason_phrase(int status) noexcept {
       return "Content Too Large";
     case 414:
       return "URI Too Long";
+    case 417:
+      return "Expectation Failed";
     case 431:
       return "Request Header Fields Too Large";
     case 500:

@@ -4,11 +4,32 @@
 
 namespace pools::server::detail {
 
+namespace {
+/// Whether `target` starts with `scheme` ("http://", lower case), in any case (RFC 3986 3.1).
+bool has_scheme(std::string_view target, std::string_view scheme) {
+  if (target.size() < scheme.size()) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    const char c =
+        target[i] >= 'A' && target[i] <= 'Z' ? static_cast<char>(target[i] - 'A' + 'a') : target[i];
+    if (c != scheme[i]) return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::optional<split_target> split(std::string_view target) {
   for (std::string_view scheme : {"http://", "https://"}) {
-    if (target.size() >= scheme.size() && target.substr(0, scheme.size()) == scheme) {
-      const auto slash = target.find('/', scheme.size());
-      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+    if (has_scheme(target, scheme)) {
+      // absolute-form (RFC 9112 3.2.2): the authority ends at the first "/" or "?"; with no path,
+      // the path is "/" ("http://h?q" is "/?q").
+      const auto end = target.find_first_of("/?", scheme.size());
+      if (end == std::string_view::npos) return split_target{"/", {}};
+      if (target[end] == '?') {
+        const auto query = target.substr(end + 1);
+        if (query.find('#') != std::string_view::npos) return std::nullopt;
+        return split_target{"/", query};
+      }
+      target = target.substr(end);
       break;
     }
   }

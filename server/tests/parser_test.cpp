@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "uri.hpp"
 
 using test::answers;
 using test::get;
@@ -397,4 +398,90 @@ TEST_CASE(
     CHECK(rs[0].body == "hello");
     CHECK(rs[1].status == 200);
   }
+}
+
+TEST_CASE("parser: Transfer-Encoding on HTTP/1.0 is 400, even with Content-Length (RFC 9112 6.1)") {
+  auto app = make_app();
+  const std::string smuggled = get("/json");
+  for (const std::size_t step : {std::string::npos, std::size_t{1}}) {
+    CAPTURE(step);
+    for (const std::string& bad : std::vector<std::string>{
+             "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+             "POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc",
+         }) {
+      CAPTURE(bad);
+      CHECK(rejected(app, bad + smuggled, step).status == 400);  // and /json is never answered
+    }
+  }
+}
+
+TEST_CASE(
+    "parser: an expectation other than 100-continue is 417; HTTP/1.0 expectations are ignored (RFC 9110 "
+    "10.1.1)") {
+  auto app = make_app();
+  for (const std::string expect : {"pony", "100-continue, pony", "100-continueX", "a=b"}) {
+    CAPTURE(expect);
+    CHECK(rejected(app, get("/plaintext", "Expect: " + expect + "\r\n")).status == 417);
+  }
+  CHECK(rejected(app, get("/plaintext", "Expect: 100-continue\r\nExpect: pony\r\n")).status == 417);
+  for (const std::string fields : {"Expect:\r\n", "Expect: 100-CONTINUE\r\n", "Expect: 100-continue, \r\n",
+                                   "Expect: 100-continue\r\nExpect: 100-continue\r\n"}) {
+    CAPTURE(fields);
+    const auto rs = answers(app, get("/plaintext", fields));
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 200);
+  }
+  const auto rs = answers(app, "POST /echo HTTP/1.0\r\nContent-Length: 2\r\nExpect: pony\r\n\r\nok");
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].status == 200);
+  CHECK(rs[0].body == "ok");
+}
+
+TEST_CASE("parser: trailer fields are never merged into the header section (RFC 9110 6.5.1)") {
+  auto app = make_app();
+  const std::string request =
+      "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: a/b\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n0\r\nContent-Type: evil/x\r\nHost: elsewhere\r\nExpect: pony\r\n\r\n";
+  for (const std::size_t step : {std::string::npos, std::size_t{1}}) {
+    CAPTURE(step);
+    const auto rs = answers(app, request + get("/plaintext"), step);
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].status == 200);
+    CHECK(rs[0].body == "abc");
+    CHECK(rs[0].header("content-type") == "a/b");
+    CHECK(rs[1].body == "Hello, World!");
+  }
+}
+
+TEST_CASE(
+    "parser: absolute-form targets, whatever the scheme's case, with or without a path (RFC 9112 3.2.2)") {
+  namespace d = pools::server::detail;
+  for (const std::string_view target :
+       {"http://h/plaintext", "HTTP://h/plaintext", "Https://h:8/plaintext"}) {
+    CAPTURE(target);
+    const auto parts = d::split(target);
+    REQUIRE(parts);
+    CHECK(parts->path == "/plaintext");
+    CHECK(parts->query.empty());
+  }
+  auto parts = d::split("http://h?n=5");
+  REQUIRE(parts);
+  CHECK(parts->path == "/");
+  CHECK(parts->query == "n=5");
+  parts = d::split("http://h");
+  REQUIRE(parts);
+  CHECK(parts->path == "/");
+  parts = d::split("http://h/fib?n=5");
+  REQUIRE(parts);
+  CHECK(parts->path == "/fib");
+  CHECK(parts->query == "n=5");
+  CHECK_FALSE(d::split("http://h?n=5#frag"));
+  CHECK_FALSE(d::split("ftp://h/plaintext"));
+  CHECK_FALSE(d::split("h:80"));
+  CHECK_FALSE(d::split("*"));
+  auto app = make_app();
+  const auto rs = answers(app, "GET HTTP://h/plaintext HTTP/1.1\r\nHost: t\r\n\r\n");
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0].body == "Hello, World!");
 }
