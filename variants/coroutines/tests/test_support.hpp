@@ -1,8 +1,12 @@
 // test_support.hpp — helpers shared by the coroutines variant's tests.
 #pragma once
 
+#include <pools/coroutines/task.hpp>
+#include <pools/coroutines/when_all.hpp>
+
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -45,5 +49,17 @@ struct lifetime_probe {
     destroyed = 0;
   }
 };
+
+/// fib(n) with one coroutine per call, forked by when_all: runs on any pool.
+inline pools::coroutines::task<std::uint64_t> fib(int n) {
+  if (n < 2) co_return static_cast<std::uint64_t>(n);
+  auto [a, b] = co_await pools::coroutines::when_all(fib(n - 1), fib(n - 2));
+  co_return a + b;
+}
+
+/// A task that returns v.
+inline pools::coroutines::task<int> value(int v) {
+  co_return v;
+}
 
 }  // namespace coro_test

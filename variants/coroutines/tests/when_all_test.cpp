@@ -23,15 +23,8 @@ namespace pc = pools::coroutines;
 
 namespace {
 
-pc::task<std::uint64_t> fib(int n) {
-  if (n < 2) co_return static_cast<std::uint64_t>(n);
-  auto [a, b] = co_await pc::when_all(fib(n - 1), fib(n - 2));
-  co_return a + b;
-}
-
-pc::task<int> value(int v) {
-  co_return v;
-}
+using coro_test::fib;
+using coro_test::value;
 pc::task<void> nothing(std::atomic<int>& ran) {
   ran.fetch_add(1);
   co_return;
