@@ -49,6 +49,11 @@ struct executor_traits {
   /// True when tasks run on a fixed set of threads, so at most concurrency() distinct thread ids
   /// ever run tasks. False for executors that start a new thread per task.
   static constexpr bool reuses_threads = true;
+  /// True when every task gets an execution context of its own (a thread, or a fiber with its
+  /// stack). ThreadSanitizer keeps clock state per context, so the conformance suite scales its
+  /// million-task loops down for such executors in TSan builds. An executor says so with a member
+  /// `static constexpr bool context_per_task = true;`.
+  static constexpr bool context_per_task = requires { requires E::context_per_task; };
 };
 
 }  // namespace pools

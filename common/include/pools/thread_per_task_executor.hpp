@@ -103,6 +103,7 @@ class thread_per_task_executor {
 template <>
 struct executor_traits<thread_per_task_executor> {
   static constexpr bool reuses_threads = false;
+  static constexpr bool context_per_task = true;
 };
 
 }  // namespace pools

@@ -135,6 +135,7 @@ class textbook_pool {
   }
 
   std::size_t concurrency() const noexcept { return workers_.size(); }
+  static constexpr bool context_per_task = true;  // a fiber (a stack) per task: executor_traits
 
  private:
   // With mutex_ held. One notify per ready fiber, so no fiber waits while a worker sleeps.
