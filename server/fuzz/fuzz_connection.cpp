@@ -172,8 +172,9 @@ struct expected {
 };
 
 /// The statuses with which the parser refuses a stream (request_parser.hpp).
-bool is_refusal(int status) {
-  return status == 400 || status == 413 || status == 414 || status == 431 || status == 501 || status == 505;
+bool is_refusal(int status) {  // every status with which the parser refuses a request and closes
+  return status == 400 || status == 413 || status == 414 || status == 417 || status == 431 || status == 501 ||
+         status == 505;
 }
 // Which refusal a stream gets may depend on the split: Beast parses a request-line as soon as it
 // has some bytes, but once it needed more it waits for the end of the header section before
