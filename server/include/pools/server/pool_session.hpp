@@ -6,7 +6,7 @@
 // end on its worker (run_blocking: fib serially, /busy spinning, /sleep sleeping) and hands the
 // result back with finish(), which hops onto the I/O thread. Only post() is used, so any executor
 // that passes the conformance suite serves HTTP this way: server_futures and the generic driver
-// (server/drivers/generic.cpp, for every variant without its own driver) are this session.
+// (server/drivers/generic.cpp, for every variant without its own driver) both use this class.
 //
 // The model's price: a job holds its worker for as long as it takes, so N workers serve at most N
 // /sleep requests at once, and fib cannot fork (a task that waited for its children would hold a
