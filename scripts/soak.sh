@@ -6,7 +6,7 @@
 #   scripts/soak.sh fibers reactor           only these
 #   scripts/soak.sh --duration 20 --build build-release futures
 #
-# Options: --build DIR (default build), --duration S (60), --warmup S (60), --threads N (2),
+# Options: --build DIR (default build), --duration S (60), --warmup S (120), --threads N (2),
 # --out DIR (default /tmp/pools-soak-<time>: the table, each server's stderr, each wrk output).
 #
 # Per server, all at once, for --duration seconds after --warmup seconds of the same load:
@@ -22,11 +22,13 @@
 # resident set (VmRSS) grew by less than 5 % from the end of the warm-up to the end of the load,
 # no connection is left open once the load has stopped (/stats, within 10 s: only the /stats
 # request's own), and the server exited 0 within 15 s of SIGTERM. The warm-up is long because
-# the pools' caches (coroutine frames, fiber stacks, allocator arenas) grow with the highest
-# concurrency seen, which keeps rising for a while under a random load: with a 10 s warm-up,
-# coroutines' VmRSS still grew 16 % in the next minute, then stayed flat. Exit status 0 if every check passed, 1 if not,
-# 2 on bad usage. Everything runs on 127.0.0.1 and is bounded in time (each wrk by its duration
-# plus a margin, the server's start and stop by 20 s and 15 s).
+# the resident set grows in steps with the highest concurrency seen (connection buffers, coroutine
+# frames, fiber stacks, allocator arenas), which keeps rising for a while under a random load:
+# sampled every 15 s, every server's VmRSS reached a level within its first 45-75 s and stayed
+# there for the next 3 minutes, but after a 10 s warm-up coroutines' still grew 16 % in a minute,
+# and after 60 s fibers' 5.1 %. Exit status 0 if every check passed, 1 if not, 2 on bad usage.
+# Everything runs on 127.0.0.1 and is bounded in time (each wrk by its duration plus a margin, the
+# server's start and stop by 20 s and 15 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v wrk >/dev/null || { echo "soak.sh: wrk is not installed (apt-get install wrk)" >&2; exit 2; }
@@ -40,7 +42,7 @@ ap = argparse.ArgumentParser(prog="scripts/soak.sh", description="Soak test of t
 ap.add_argument("servers", nargs="*", help=f"server names (default: {' '.join(VARIANTS)} found in BUILD/server)")
 ap.add_argument("--build", default="build")
 ap.add_argument("--duration", type=int, default=60, help="seconds of measured load per server")
-ap.add_argument("--warmup", type=int, default=60, help="seconds of load before the first RSS reading")
+ap.add_argument("--warmup", type=int, default=120, help="seconds of load before the first RSS reading")
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--out", default=None)
 args = ap.parse_args()
