@@ -57,4 +57,12 @@ std::string get(std::string_view target, std::string_view extra = {});
 /// One request on a fresh connection.
 response fetch(unsigned short port, std::string_view raw_request, bool head = false);
 
+/// How long f() took, in whole milliseconds (for the timeout checks).
+template <class F>
+std::chrono::milliseconds timed(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+}
+
 }  // namespace e2e

@@ -44,6 +44,7 @@ using namespace std::chrono_literals;
 using e2e::client;
 using e2e::fetch;
 using e2e::get;
+using e2e::timed;
 
 struct temp_dir {
   fs::path path;
@@ -149,13 +150,6 @@ std::string post(std::string_view target, std::string_view body, std::string_vie
   return fmt::format("POST {} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n{}\r\n", target,
                      body.size(), extra) +
          std::string(body);
-}
-
-template <class F>
-std::chrono::milliseconds timed(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ using namespace std::chrono_literals;
 using e2e::client;
 using e2e::fetch;
 using e2e::get;
+using e2e::timed;
 
 constexpr std::string_view secret = "TOP-SECRET, outside --root";
 
@@ -160,13 +161,6 @@ std::string with_host(std::string_view request_line, std::string_view fields = {
 
 std::string post_echo(std::string_view fields, std::string_view body, std::string_view version = "HTTP/1.1") {
   return fmt::format("POST /echo {}\r\nHost: 127.0.0.1\r\n{}\r\n{}", version, fields, body);
-}
-
-template <class F>
-std::chrono::milliseconds timed(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
 }
 
 }  // namespace
