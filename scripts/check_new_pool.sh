@@ -4,9 +4,12 @@
 #  2. scripts/new-pool.sh mypool creates a variant that configures and builds: library, tests,
 #     conformance, and the generic bench_mypool and server_mypool;
 #  3. its conformance run fails, and the failure says why ("not implemented yet");
-#  4. the same scaffold with post() written (scripts/tests/fixtures/new-pool/pool.hpp.in) passes
-#     the conformance suite and its own tests, bench_mypool runs a workload, and server_mypool
-#     answers GET /plaintext.
+#  4. the same scaffold with post() written — the reference solution of the course's exercise
+#     01-first-pool, course/solutions/01-first-pool/pool.hpp.in — passes the conformance suite
+#     and its own tests, bench_mypool runs a workload, and server_mypool answers GET /plaintext.
+# So this is also that exercise's proof of gradability: it fails on the start, passes on the
+# solution. In a hand-out without course/solutions/ (docs/course/instructor.md), steps 1-3 run and
+# step 4 is skipped: exit 77, which ctest reports as skipped.
 #
 #   scripts/check_new_pool.sh SOURCE_TREE      (KEEP=1: keep the copy in /tmp to look at)
 set -euo pipefail
@@ -65,7 +68,13 @@ $(tail -20 <<<"$out")"
 grep -m1 "not implemented yet" <<<"$out" | sed 's/^/   /'
 
 step "with post() written, the same scaffold passes"
-sed "s/@NAME@/mypool/g" scripts/tests/fixtures/new-pool/pool.hpp.in > variants/mypool/include/pools/mypool/pool.hpp
+solution=course/solutions/01-first-pool/pool.hpp.in
+if [[ ! -f $solution ]]; then
+  echo "check_new_pool: skipped the rest: $solution is gone (a hand-out without course/solutions/);"
+  echo "  the scaffold was checked: bad names refused, it builds, it fails saying why"
+  exit 77
+fi
+sed "s/@NAME@/mypool/g" "$solution" > variants/mypool/include/pools/mypool/pool.hpp
 quiet cmake --build build --target variant_mypool -j "$(nproc)"
 (cd build && ctest -R "mypool" --output-on-failure | tail -4)
 (cd build && ctest -R "^(conformance_mypool|tests_mypool)$" >/dev/null) || fail "conformance_mypool or tests_mypool failed"

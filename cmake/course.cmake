@@ -1,0 +1,88 @@
+# course.cmake — the exercises of the course pack (course/, docs/course/).
+#
+# An exercise is one folder course/exercises/<id>/ whose CMakeLists.txt calls pools_add_exercise().
+# The student edits the files listed under FILES; a check program (the CHECK sources, never edited
+# by the student) says which requirement the code meets and which it does not.
+#
+#   exercise_<id>                the student's build: CHECK + the files as they are in exercises/<id>/
+#   exercise_<id>_solution       only while course/solutions/<id>/ exists: CHECK + the reference
+#                                solution's copy of each FILES entry (the start's copy where the
+#                                solution has none)
+#
+# Tests, only while course/solutions/<id>/ exists (an instructor who deletes course/solutions/
+# hands out a tree without them):
+#   exercise_<id>_start_fails    the check must FAIL on the starting point, printing EXPECT_FAILURE
+#                                (the readable reason a student sees), within the timeout
+#   exercise_<id>_solution       the check must pass on the reference solution
+# So CI proves every exercise gradable: the grader tells the starting point from a solution.
+#
+# pools_add_exercise(<id> CHECK <sources> FILES <student files> EXPECT_FAILURE <regex>
+#                    [LINK <targets>] [SANITIZER address|thread] [TIMEOUT s])
+# SANITIZER: the exercise is graded in that sanitizer's build only (scripts/grade-exercise.sh picks
+# the preset); elsewhere its targets are still built (so the code compiles everywhere) but its tests
+# are not registered. TIMEOUT (default 120 s) bounds each test and, in grade-exercise.sh, the run.
+# grade-exercise.sh reads both from the exercise's CMakeLists.txt as text: write them as literal
+# words in the call ("SANITIZER thread", "TIMEOUT 240"), not through variables.
+# The check programs share course/common/course/check.hpp (course::report, course::deadline).
+function(pools_add_exercise id)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "EXPECT_FAILURE;SANITIZER;TIMEOUT" "CHECK;FILES;LINK")
+  if(NOT arg_CHECK OR NOT arg_FILES OR NOT arg_EXPECT_FAILURE)
+    message(FATAL_ERROR "pools_add_exercise(${id}): CHECK, FILES and EXPECT_FAILURE are required")
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 120)
+  endif()
+  # A hand-out configured with fewer variants (-DPOOLS_VARIANTS=futures) skips the exercises whose
+  # libraries it does not build, with one line that says so.
+  foreach(lib IN LISTS arg_LINK)
+    if(lib MATCHES "^pools" AND NOT TARGET ${lib})
+      message(STATUS "course: exercise ${id} skipped: it needs ${lib}, which this configuration does not build")
+      return()
+    endif()
+  endforeach()
+  set(start_dir ${POOLS_ROOT}/course/exercises/${id})
+  set(solution_dir ${POOLS_ROOT}/course/solutions/${id})
+
+  # One program per copy of the student files; each copy's folder comes first on the include path,
+  # so a header the student edits is found in the copy being built. A CHECK source must include
+  # such a header with <...>: "..." looks next to the including file first, which for a check is
+  # the start's folder, so the solution program would silently be built from the start's copy.
+  function(_pools_exercise_program target files_dir)
+    set(sources ${arg_CHECK})
+    foreach(f IN LISTS arg_FILES)
+      if(EXISTS ${files_dir}/${f})
+        set(path ${files_dir}/${f})
+      else()
+        set(path ${start_dir}/${f})
+      endif()
+      if(f MATCHES "\\.cpp$")
+        list(APPEND sources ${path})
+      endif()
+    endforeach()
+    add_executable(${target} ${sources})
+    # course/common: what every check program shares (course/check.hpp: the report, the watchdog).
+    target_include_directories(${target} BEFORE PRIVATE ${files_dir} ${start_dir})
+    target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/common)
+    target_link_libraries(${target} PRIVATE pools_warnings Threads::Threads ${arg_LINK})
+  endfunction()
+
+  _pools_exercise_program(exercise_${id} ${start_dir})
+  if(NOT POOLS_BUILD_TESTS OR NOT EXISTS ${solution_dir})
+    return()
+  endif()
+  _pools_exercise_program(exercise_${id}_solution ${solution_dir})
+
+  if(arg_SANITIZER)
+    if(NOT POOLS_SANITIZER STREQUAL arg_SANITIZER)
+      return()
+    endif()
+  elseif(POOLS_SANITIZER OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # Graded in the GCC release build, as scripts/grade-exercise.sh does.
+    return()
+  endif()
+  add_test(NAME exercise_${id}_start_fails
+           COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${arg_EXPECT_FAILURE}" $<TARGET_FILE:exercise_${id}>)
+  add_test(NAME exercise_${id}_solution COMMAND exercise_${id}_solution)
+  set_tests_properties(exercise_${id}_start_fails exercise_${id}_solution PROPERTIES
+                       TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")
+endfunction()

@@ -1,0 +1,183 @@
+// check.cpp — the grader of exercise 02-nested-wait (scripts/grade-exercise.sh 02-nested-wait).
+// Not for editing: your code is nested_wait.hpp.
+//
+// Every run gets a fresh blocking_pool and a bounded wait. While it waits, the check watches the
+// pool's counters: when every worker has been inside a task for a while, no task has finished
+// meanwhile and tasks wait in the queue, the workers are blocked waiting for work that only the
+// queue holds — a deadlock. The check says so, abandons that pool (a deadlocked pool cannot be
+// destroyed: its destructor would wait for the stuck tasks) and goes on with the next part.
+#include <atomic>
+#include <chrono>
+#include <course/check.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <nested_wait.hpp>  // <>, not "": quotes would find the start's copy next to this file first
+#include <string>
+
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+using exercise::blocking_pool;
+
+constexpr auto stall_limit = 3s;    // no task finished for this long while all workers are busy
+constexpr auto answer_limit = 20s;  // no answer at all: a hang of another kind
+
+bool abandoned_a_pool = false;
+
+long fib_reference(int n) {
+  return n < 2 ? n : fib_reference(n - 1) + fib_reference(n - 2);
+}
+
+struct outcome {
+  bool answered = false;
+  long value = 0;
+  std::string why;  // when not answered
+  std::uint64_t posted = 0, helped = 0;
+};
+
+// Makes a pool of `threads`, lets `start(pool, promise)` begin the computation (it must
+// eventually set the promise from some task) and waits for the answer, watching for a deadlock.
+template <class Start>
+outcome run(std::size_t threads, Start start) {
+  auto pool = std::make_unique<blocking_pool>(threads);
+  auto answer = std::make_shared<std::promise<long>>();
+  std::future<long> value = answer->get_future();
+  start(*pool, answer);
+
+  outcome out;
+  const auto begin = clock_type::now();
+  auto last_progress = begin;
+  std::uint64_t last_finished = pool->finished();
+  while (value.wait_for(20ms) != std::future_status::ready) {
+    const auto now = clock_type::now();
+    if (const auto f = pool->finished(); f != last_finished) {
+      last_finished = f;
+      last_progress = now;
+    }
+    const std::size_t busy = pool->busy_workers(), queued = pool->queued();
+    if (now - last_progress > stall_limit && busy == threads && queued > 0) {
+      out.why = "deadlock: all " + std::to_string(threads) + " worker(s) have been inside tasks for " +
+                std::to_string(stall_limit.count()) + " s with no task finishing, while " +
+                std::to_string(queued) +
+                " task(s) wait in the queue. Each worker waits for a result that only a queued task can "
+                "produce (future::get blocks it; a wait that does not run queued tasks only spins), and no "
+                "thread is left to run the queue.";
+    } else if (now - begin > answer_limit) {
+      out.why = "no answer after " + std::to_string(answer_limit.count()) + " s (" + std::to_string(busy) +
+                " worker(s) busy, " + std::to_string(queued) +
+                " task(s) queued): was the final done() ever called? (a lost continuation, or a wait)";
+    } else {
+      continue;
+    }
+    (void)pool.release();  // abandoned on purpose: see the file comment
+    abandoned_a_pool = true;
+    return out;
+  }
+  out.answered = true;
+  out.value = value.get();
+  out.posted = pool->posted();
+  out.helped = pool->helped();
+  course::deadline drain("destroying the pool after the answer", 20s,
+                         "a task still waits for something (a child no one runs?)");
+  pool.reset();
+  return out;
+}
+
+std::string name(const char* f, int n, std::size_t threads) {
+  return std::string(f) + "(" + std::to_string(n) + ") on " + std::to_string(threads) + " thread(s)";
+}
+
+}  // namespace
+
+int main() {
+  course::report report("02-nested-wait");
+  // A backstop for everything run() cannot see (the calling thread itself stuck in your code).
+  course::deadline whole("the whole check", 240s, "a call into nested_wait.hpp that never returned");
+
+  std::cout << "-- the problem: fib_blocking waits inside tasks (not graded)" << std::endl;
+  {
+    const outcome o = run(2, [](blocking_pool& pool, std::shared_ptr<std::promise<long>> answer) {
+      pool.post([&pool, answer] { answer->set_value(exercise::fib_blocking(pool, 12)); });
+    });
+    if (o.answered) {
+      report.note("fib_blocking(12) on 2 threads finished: it should deadlock. Did you change it?");
+    } else {
+      report.note("fib_blocking(12) on 2 threads, as expected: " + o.why);
+    }
+  }
+
+  const int sizes[] = {0, 1, 2, 10, 20};
+  const std::size_t thread_counts[] = {1, 2, 4};
+
+  std::cout << "-- fix 1: help_while_waiting (the root runs in a task, like a request handler)" << std::endl;
+  bool fix1 = true;
+  for (std::size_t threads : thread_counts) {
+    for (int n : sizes) {
+      const outcome o = run(threads, [n](blocking_pool& pool, std::shared_ptr<std::promise<long>> answer) {
+        pool.post([&pool, n, answer] { answer->set_value(exercise::fib_helping(pool, n)); });
+      });
+      const std::string what = name("fib_helping", n, threads);
+      if (!o.answered) {
+        fix1 = report.require(false, what + ": " + o.why);
+      } else if (o.value != fib_reference(n)) {
+        fix1 = report.require(false, what + " returned " + std::to_string(o.value) + ", expected " +
+                                         std::to_string(fib_reference(n)));
+      } else if (threads == 1 && n >= 2 && o.helped == 0) {
+        // With one worker, the root's wait can only end if that same thread runs the children.
+        fix1 = report.require(false, what +
+                                         " finished but never called pool.try_run_one(): "
+                                         "how did the only worker get its children run?");
+      }
+      if (!fix1) break;
+    }
+    if (!fix1) break;
+  }
+  if (fix1) report.require(true, "fix 1: fib_helping is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
+
+  std::cout << "-- fix 2: fib_continuation (no task waits)" << std::endl;
+  bool fix2 = true;
+  for (std::size_t threads : thread_counts) {
+    for (int n : sizes) {
+      auto calls = std::make_shared<std::atomic<int>>(0);
+      const outcome o =
+          run(threads, [n, calls](blocking_pool& pool, std::shared_ptr<std::promise<long>> answer) {
+            exercise::fib_continuation(pool, n, [calls, answer](long v) {
+              if (calls->fetch_add(1) == 0) answer->set_value(v);
+            });
+          });
+      const std::string what = name("fib_continuation", n, threads);
+      if (!o.answered) {
+        fix2 = report.require(false, what + ": " + o.why);
+      } else if (o.value != fib_reference(n)) {
+        fix2 = report.require(false, what + " passed " + std::to_string(o.value) + " to done, expected " +
+                                         std::to_string(fib_reference(n)));
+      } else if (calls->load() != 1) {
+        fix2 = report.require(false,
+                              what + " called done " + std::to_string(calls->load()) + " times, not once");
+      } else if (o.helped != 0) {
+        fix2 = report.require(false, what +
+                                         " called pool.try_run_one(): that is fix 1 (helping while "
+                                         "waiting); fix 2 must not wait at all");
+      } else if (n >= 2 && o.posted < static_cast<std::uint64_t>(fib_reference(n))) {
+        fix2 = report.require(false, what + " posted " + std::to_string(o.posted) +
+                                         " tasks: each call with n >= 2 must post its two children");
+      }
+      if (!fix2) break;
+    }
+    if (!fix2) break;
+  }
+  if (fix2)
+    report.require(true, "fix 2: fib_continuation is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
+
+  const int status = report.finish();
+  if (abandoned_a_pool) {
+    // The abandoned pools' threads are stuck for good; leave without waiting for anything.
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+  return status;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Grades one exercise of the course pack (docs/course/README.md): the student's command.
+#
+#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR]
+#   scripts/grade-exercise.sh 01-first-pool NAME [grade.sh options]
+#
+# ID is a folder under course/exercises/. Its CMakeLists.txt (pools_add_exercise, cmake/course.cmake)
+# names the check program; this script configures the build folder if it is not configured yet,
+# builds exercise_ID there, runs it, and prints its requirements (ok / FAIL, with the reason) and
+# the verdict. The preset is the exercise's: release, or asan / tsan when its pools_add_exercise
+# call says SANITIZER address / thread; --preset overrides it (e.g. --preset tsan, to run your
+# code under ThreadSanitizer too), --build-dir the folder (default: the preset's, build/ for
+# release). The output and grade/ID/report.json (verdict, failed requirements, command, seconds)
+# are kept in grade/ID/, for an instructor collecting a class's results.
+#
+# An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool)
+# is graded by scripts/grade.sh NAME, the pool's report card; this script passes NAME on.
+#
+# Exit 0 only on PASS; 1 on FAIL (a failed requirement, a build error, a timeout); 2 for a bad
+# argument (an unknown ID: the known ones are listed).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+
+known() {
+  local d
+  for d in course/exercises/*/; do
+    d=${d%/}
+    [[ -f $d/CMakeLists.txt || -f $d/README.md ]] && printf '%s ' "${d##*/}"
+  done
+}
+usage() {
+  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR]" >&2
+  echo "       scripts/grade-exercise.sh 01-first-pool NAME    (the pool made by scripts/new-pool.sh NAME)" >&2
+  echo "known exercises: $(known)" >&2
+  exit 2
+}
+bad() { echo "grade-exercise.sh: $1" >&2; echo "known exercises: $(known)" >&2; exit 2; }
+
+[[ $# -ge 1 && $1 != -h && $1 != --help ]] || usage
+id=$1
+shift
+[[ $id =~ ^[0-9a-z][0-9a-z_-]*$ && -d course/exercises/$id ]] || bad "no exercise '$id' (course/exercises/$id/)"
+dir=course/exercises/$id
+
+if [[ ! -f $dir/CMakeLists.txt ]]; then
+  # The exercise's work is a variant of its own: its grader is the pool's report card.
+  [[ $# -ge 1 && $1 != -* ]] ||
+    bad "exercise $id grades the pool you made with scripts/new-pool.sh NAME: scripts/grade-exercise.sh $id NAME"
+  exec scripts/grade.sh "$@"
+fi
+
+preset=
+build_dir=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --preset) [[ $# -ge 2 ]] || usage; preset=$2; shift 2 ;;
+    --build-dir) [[ $# -ge 2 ]] || usage; build_dir=$2; shift 2 ;;
+    *) bad "unknown option '$1'" ;;
+  esac
+done
+
+# The exercise's own settings, read from its pools_add_exercise call.
+cmake_text=$(tr '\n' ' ' <"$dir/CMakeLists.txt")
+sanitizer=$(grep -oE 'SANITIZER[[:space:]]+(address|thread)' <<<"$cmake_text" | awk '{print $2}' | head -1)
+timeout_s=$(grep -oE 'TIMEOUT[[:space:]]+[0-9]+' <<<"$cmake_text" | awk '{print $2}' | head -1)
+timeout_s=${timeout_s:-120}
+if [[ -z $preset ]]; then
+  case $sanitizer in
+    address) preset=asan ;;
+    thread) preset=tsan ;;
+    *) preset=release ;;
+  esac
+fi
+case $preset in
+  release) default_dir=build ;;
+  asan | tsan | clang | debug) default_dir=build-$preset ;;
+  *) bad "unknown preset '$preset' (release, debug, clang, asan, tsan)" ;;
+esac
+build_dir=${build_dir:-$default_dir}
+# What ctest sets for the sanitized presets (CMakePresets.json, cmake/pools.cmake).
+case $preset in
+  asan) export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
+  tsan) export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/cmake/tsan.supp" ;;
+esac
+
+out=grade/$id
+mkdir -p "$out"
+started=$SECONDS
+target=exercise_$id
+exe=$build_dir/course/exercises/$id/$target
+
+verdict() {  # PASS|FAIL, exit code, then writes the report and exits
+  local result=$1 rc=$2
+  python3 - "$id" "$result" "$rc" "$preset" "$build_dir" "$((SECONDS - started))" "$out" <<'PY'
+import json, sys
+exercise, result, rc, preset, build_dir, seconds, out = sys.argv[1:]
+text = open(f"{out}/output.txt", errors="replace").read()
+failures = [l[4:] for l in text.splitlines() if l.startswith("  - ")]
+failures += [l.strip()[6:] for l in text.splitlines() if l.startswith("  FAIL  ") and l.strip()[6:] not in failures]
+json.dump({"exercise": exercise, "passed": result == "PASS", "exit_code": int(rc), "preset": preset,
+           "build_dir": build_dir, "seconds": int(seconds), "failures": failures,
+           "command": f"scripts/grade-exercise.sh {exercise} --preset {preset} --build-dir {build_dir}"},
+          open(f"{out}/report.json", "w"), indent=2)
+PY
+  echo "$result: exercise $id ($preset build in $build_dir/; output and report.json in $out/)"
+  [[ $result == PASS ]] && exit 0
+  exit 1
+}
+
+echo "[grade-exercise] $id: building $target in $build_dir/ (preset $preset)" >&2
+if [[ ! -f $build_dir/CMakeCache.txt ]]; then
+  scripts/bootstrap.sh >/dev/null || exit 1
+  cmake --preset "$preset" -B "$build_dir" >"$out/build.log" 2>&1 ||
+    { tail -30 "$out/build.log" | tee "$out/output.txt"; echo "configure failed (cmake --preset $preset)" >>"$out/output.txt"; verdict FAIL 1; }
+fi
+if ! cmake --build "$build_dir" --target "$target" -j "$(nproc)" >"$out/build.log" 2>&1; then
+  if grep -q "unknown target '$target'" "$out/build.log"; then
+    echo "  FAIL  this configuration does not build $target (configured with -DPOOLS_VARIANTS that leaves out a library it needs?)" |
+      tee "$out/output.txt"
+  else
+    { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile (the whole log: $out/build.log)"; } |
+      tee "$out/output.txt"
+  fi
+  verdict FAIL 1
+fi
+
+# The check bounds every step itself; this limit is the last resort for a hang it cannot see.
+timeout --kill-after=10 "$timeout_s" "$exe" 2>&1 | tee "$out/output.txt"
+rc=${PIPESTATUS[0]}
+if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+  echo "  FAIL  the check did not finish within $timeout_s s (a hang it could not bound) and was stopped" |
+    tee -a "$out/output.txt"
+fi
+[[ $rc -eq 0 ]] && verdict PASS 0
+verdict FAIL "$rc"
