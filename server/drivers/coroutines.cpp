@@ -10,7 +10,7 @@
 // Every socket call is made on the worker that owns the socket (pools::server::suspending_session):
 // an idle worker waits in its io_context, and a completion hands the coroutine to that worker's
 // own deque (thread_pool::enqueue). Each job is a coroutine of its own, so a connection's
-// pipelined jobs run in parallel; they send their results back on a channel.
+// pipelined jobs run concurrently; they send their results back on a channel.
 #include <pools/coroutines/coroutines.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/main.hpp>
@@ -130,7 +130,7 @@ class session : public srv::suspending_session {
     co_await s.io(op_kind::close);
   }
 
-  // A job is a coroutine of its own, so a connection's jobs run in parallel with each other.
+  // A job is a coroutine of its own, so a connection's jobs run concurrently with each other.
   static pc::task<void> run_job(std::shared_ptr<session> self, srv::job job) {
     job_done done{job, 0, {}};
     try {

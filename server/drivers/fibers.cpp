@@ -4,14 +4,14 @@
 //
 //   main      -> pools::server::run(program, argc, argv, serve)
 //   serve     -> the pool, whose idle workers run the sockets (worker_io), a listener on this thread
-//   session   -> the loop in the fiber: next() -> run / read / write / half_close / close
-//   run_job   -> in the fiber: fib with spawn/join, busy on the worker, sleep with sleep_for
+//   session   -> the loop in the fiber: next() -> run / read / write / half_close / wait / close
+//   run_job   -> a fiber of its own: fib with spawn/join, busy on the worker, sleep with sleep_for
 //
 // Every socket call is made on the worker that owns the socket (pools::server::suspending_session):
 // an idle worker waits in its io_context, and a completion fulfils the fiber's promise, which
-// makes the fiber runnable on that worker's own deque. Jobs run in
-// the connection's fiber, one at a time: a fiber that blocks costs nothing but its stack, so
-// there is no need for a second one.
+// makes the fiber runnable on that worker's own deque. Each job is a fiber of its own, so a
+// connection's pipelined jobs run concurrently; the loop joins them oldest first, the order in
+// which their responses must go out.
 #include <pools/fibers/future.hpp>
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
@@ -23,6 +23,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <deque>
 #include <exception>
 #include <memory>
 
@@ -51,6 +52,11 @@ class session : public srv::suspending_session {
   }
 
  private:
+  struct in_flight {
+    srv::job job;
+    pf::join_handle<std::uint64_t> result;
+  };
+
   /// One socket operation, on the fiber's stack until the socket's worker fulfils `done`.
   struct io_op final : operation {
     using operation::operation;
@@ -71,12 +77,17 @@ class session : public srv::suspending_session {
   // The connection loop, as straight-line code: each io() suspends the fiber until the I/O ends.
   void pump() {
     srv::connection conn(app_, peer());
+    // The jobs started and not yet joined, oldest first. Should the loop end with some still
+    // running (a write failed), their handles join them on the way out: they use this session.
+    std::deque<in_flight> jobs;
     for (bool open = true; open;) {
       if (take_stop()) conn.shutdown();  // no read is in flight here
       switch (conn.next()) {
-        case srv::action::run:
-          run_job(conn, conn.take_job());
+        case srv::action::run: {
+          const srv::job job = conn.take_job();
+          jobs.push_back({job, pool_.spawn([this, job] { return run_job(job); })});
           break;
+        }
         case srv::action::read: {
           auto r = io(op_kind::read, conn.read_buffer(), {}, conn.deadline());
           if (r.stopped && take_stop() && !conn.shutdown() && r.ec)  // mid-request: read on
@@ -100,7 +111,20 @@ class session : public srv::suspending_session {
         case srv::action::half_close:
           io(op_kind::half_close);
           break;
-        case srv::action::wait:  // jobs run in place and I/O is awaited in place: never here
+        case srv::action::wait: {  // only jobs can be in flight: I/O is awaited in place
+          // The oldest job's response is the next to go out: later ones wait for it anyway.
+          in_flight oldest = std::move(jobs.front());
+          jobs.pop_front();
+          std::uint64_t value = 0;
+          try {
+            value = oldest.result.join();  // suspends this fiber only
+          } catch (const std::exception& e) {
+            conn.fail(oldest.job, e.what());
+            break;
+          }
+          conn.complete(oldest.job, value);
+          break;
+        }
         case srv::action::close:
           open = false;
           break;
@@ -109,27 +133,21 @@ class session : public srv::suspending_session {
     io(op_kind::close);
   }
 
-  // In the connection's fiber: a blocking job blocks only the fiber.
-  void run_job(srv::connection& conn, srv::job job) {
-    std::uint64_t value = 0;
-    try {
-      switch (job.what) {
-        case srv::job::kind::fib:
-          value = fib(pool_, job.arg);
-          break;
-        case srv::job::kind::busy:
-          srv::busy_wait(job.duration());
-          break;
-        case srv::job::kind::sleep:
-          pf::this_fiber::sleep_for(job.duration());
-          break;
-        case srv::job::kind::respond:
-          break;
-      }
-    } catch (const std::exception& e) {
-      return conn.fail(job, e.what());
+  // In a fiber of its own: a blocking job blocks only that fiber. An exception reaches join().
+  std::uint64_t run_job(srv::job job) {
+    switch (job.what) {
+      case srv::job::kind::fib:
+        return fib(pool_, job.arg);
+      case srv::job::kind::busy:
+        srv::busy_wait(job.duration());
+        break;
+      case srv::job::kind::sleep:
+        pf::this_fiber::sleep_for(job.duration());
+        break;
+      case srv::job::kind::respond:
+        break;
     }
-    conn.complete(job, value);
+    return 0;
   }
 
   srv::app& app_;

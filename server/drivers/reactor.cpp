@@ -6,18 +6,21 @@
 //   serve     -> the executor (--strategy per_thread | shared), a pools::server::listener on a
 //                strand of it; this thread only waits for the listener, then drains the executor
 //   session   -> the connection loop in callbacks (pools::server::callback_session), on a strand
-//   run_job   -> fib: continuation-passing fork-join; busy: a handler on any thread; sleep: a timer
+//   run_job   -> fib: continuation-passing fork-join; busy: a handler on any thread; sleep:
+//                reactor::post_after; each ends in finish(), so a connection's jobs run at once
 //
 // Each session lives on its own strand (reactor::make_strand: under per_thread its io_context's
-// executor, free; under shared an asio::strand), so its handlers never run concurrently.
+// executor, free; under shared an asio::strand), so its handlers never run concurrently. It is
+// owned by its pending handlers (callback_session) and counted (reactor::counted: /stats shows
+// pool.sessions_alive, which must fall back to the connections still open once clients go).
+#include <pools/reactor/counted.hpp>
 #include <pools/reactor/executor.hpp>
 #include <pools/reactor/strand.hpp>
 #include <pools/reactor/strategy.hpp>
+#include <pools/reactor/timer.hpp>
 #include <pools/server/callback_session.hpp>
 #include <pools/server/main.hpp>
 #include <pools/server/work.hpp>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <functional>
@@ -57,7 +60,7 @@ void fib_cps(reactor::executor& ex, std::uint64_t n, std::function<void(std::uin
   });
 }
 
-class session : public srv::callback_session {
+class session : public srv::callback_session, public reactor::counted<session> {
  public:
   session(tcp::socket socket, srv::app& app, reactor::executor& ex)
       : callback_session(std::move(socket), app), ex_(ex) {}
@@ -82,11 +85,9 @@ class session : public srv::callback_session {
           done(0);
         });
         break;
-      case srv::job::kind::sleep: {
-        auto timer = std::make_shared<asio::steady_timer>(executor(), job.duration());
-        timer->async_wait([timer, done](boost::system::error_code) { done(0); });
+      case srv::job::kind::sleep:
+        reactor::post_after(ex_, job.duration(), [done] { done(0); });
         break;
-      }
       case srv::job::kind::respond:
         done(0);
         break;
@@ -100,7 +101,9 @@ void serve(srv::app& app) {
   const auto strategy = reactor::parse_strategy(app.opts().strategy).value_or(reactor::strategy::per_thread);
   reactor::executor ex(app.opts().threads, strategy);
   app.set_pool_stats([&] {
-    return std::vector<srv::pool_stat>{{"threads", ex.concurrency()}, {"io_contexts", ex.context_count()}};
+    return std::vector<srv::pool_stat>{{"threads", ex.concurrency()},
+                                       {"io_contexts", ex.context_count()},
+                                       {"sessions_alive", static_cast<std::uint64_t>(session::live())}};
   });
   // The acceptor and the signals share one strand, and each connection gets a strand of its own.
   srv::listener listener(

@@ -1,29 +1,11 @@
 #include <pools/server/app.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <stdexcept>
 
 namespace pools::server {
-
-namespace {
-/// JSON string contents: names come from drivers, but a quote must still not break the document.
-std::string escaped(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out.append(fmt::format("\\u{:04x}", static_cast<unsigned>(c)));
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-}  // namespace
 
 app::app(options opts, std::string variant, bool every_request_is_a_job)
     : opts_(std::move(opts)), variant_(std::move(variant)), every_request_is_a_job_(every_request_is_a_job) {
@@ -42,24 +24,34 @@ std::string app::stats_json() const {
   // Each counter is read once: in_flight is derived from the values printed beside it.
   const auto requests = load(c.requests), responses = load(c.responses);
   const auto started = load(c.jobs_started), done = load(c.jobs_done);
-  std::string out = fmt::format(
-      R"({{"variant":"{}","strategy":"{}","threads":{},)"
-      R"("connections":{{"open":{},"accepted":{},"refused":{},"timeouts":{},"max":{}}},)"
-      R"("requests":{{"total":{},"responses":{},"in_flight":{},"status_4xx":{},"status_5xx":{}}},)"
-      R"("jobs":{{"started":{},"done":{},"in_flight":{}}},"pool":{{)",
-      escaped(variant_), escaped(opts_.strategy), opts_.threads, load(c.open), load(c.accepted),
-      load(c.refused), load(c.timeouts), opts_.max_connections, requests, responses,
-      requests >= responses ? requests - responses : 0, load(c.status_4xx), load(c.status_5xx), started, done,
-      started >= done ? started - done : 0);
+  // ordered_json: the keys stay in the order written here (nlohmann::json would sort them).
+  using json = nlohmann::ordered_json;
+  json pool = json::object();
   if (pool_stats_) {
-    bool first = true;
-    for (const auto& s : pool_stats_()) {
-      out.append(first ? "" : ",").append(fmt::format(R"("{}":{})", escaped(s.name), s.value));
-      first = false;
-    }
+    for (const auto& s : pool_stats_()) pool[s.name] = s.value;
   }
-  out.append("}}");
-  return out;
+  const json stats = {
+      {"variant", variant_},
+      {"strategy", opts_.strategy},
+      {"threads", opts_.threads},
+      {"connections",
+       {{"open", load(c.open)},
+        {"accepted", load(c.accepted)},
+        {"refused", load(c.refused)},
+        {"timeouts", load(c.timeouts)},
+        {"max", opts_.max_connections}}},
+      {"requests",
+       {{"total", requests},
+        {"responses", responses},
+        {"in_flight", requests >= responses ? requests - responses : 0},
+        {"status_4xx", load(c.status_4xx)},
+        {"status_5xx", load(c.status_5xx)}}},
+      {"jobs", {{"started", started}, {"done", done}, {"in_flight", started >= done ? started - done : 0}}},
+      {"pool", std::move(pool)},
+  };
+  // The names come from the command line and the drivers: bytes that are not UTF-8 become U+FFFD
+  // rather than an exception in the middle of a response.
+  return stats.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace pools::server

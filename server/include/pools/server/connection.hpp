@@ -23,6 +23,12 @@
 // only when the deadline moved earlier keeps timers off the keep-alive fast path (see
 // server/src/callback_session.cpp, watch()).
 //
+// Pipelining: next() may announce several jobs (one per pipelined request, up to
+// limits::max_pipeline) before it says wait. Every driver starts each at once, so a connection's
+// jobs run concurrently on its pool, and complete() may come in any order: the connection writes
+// the responses in request order (RFC 9112 9.3.2), holding a finished job's response until those
+// before it are out. That order is kept here, once, for every driver (docs/server-four-ways.md).
+//
 // Thread safety: none. Every call for one connection must be made by one thread at a time (its
 // I/O thread, strand, fiber or coroutine); a job that runs elsewhere must send its completion
 // back there (post it) before calling complete(). Distinct connections are independent.

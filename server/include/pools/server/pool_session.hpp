@@ -8,9 +8,10 @@
 // that passes the conformance suite serves HTTP this way: server_futures and the generic driver
 // (server/drivers/generic.cpp, for every variant without its own driver) both use this class.
 //
-// The model's price: a job holds its worker for as long as it takes, so N workers serve at most N
-// /sleep requests at once, and fib cannot fork (a task that waited for its children would hold a
-// worker; once every worker waits, nothing runs the children).
+// Each job is a task of its own, so a connection's pipelined jobs run concurrently, on as many
+// workers as are free. The model's price: a job holds its worker for as long as it takes, so N
+// workers serve at most N /sleep requests at once, and fib cannot fork (a task that waited for
+// its children would hold a worker; once every worker waits, nothing runs the children).
 #pragma once
 
 #include <pools/executor.hpp>

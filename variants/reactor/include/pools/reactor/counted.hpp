@@ -7,7 +7,9 @@
 // to get wrong in both directions: too short is a use-after-free, too long (a shared_ptr cycle)
 // is a leak that no crash will ever show. A live count that must return to zero once the work
 // is done turns a leak into a failing check; AddressSanitizer catches the use-after-free. The
-// server driver reports the same count as its open-connection gauge.
+// server driver counts its sessions this way and reports the count in GET /stats as
+// pool.sessions_alive (server/drivers/reactor.cpp); the e2e suite checks that it falls back to
+// the one session still open once a flood of connections has gone.
 #pragma once
 
 #include <atomic>
