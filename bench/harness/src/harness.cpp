@@ -1,5 +1,7 @@
 // The runner behind every bench_<name>: parse, look up, warm up, repeat, summarise, print.
 #include <pools/bench/harness.hpp>
+#include <pools/trace.hpp>
+#include <pools/trace_export.hpp>
 
 #include <boost/accumulators/accumulators.hpp>
 #include <boost/accumulators/statistics/max.hpp>
@@ -138,6 +140,23 @@ void write_json(const std::string& path, const nlohmann::json& record) {
 
 }  // namespace
 
+namespace {
+
+/// --trace: stops the executor (its threads stop writing their rings), writes the file, prints
+/// the summary.
+[[maybe_unused]] void write_trace(const std::string& path, repetition& rep) {
+  rep = nullptr;  // destroys what the repetition captured: the executor, which joins its threads
+  try {
+    const auto traced = pools::trace::write_chrome_json(path);
+    pools::trace::print_summary(traced, stdout);
+    fmt::print("trace written to {} (open it in https://ui.perfetto.dev)\n", path);
+  } catch (const std::exception& e) {
+    fail_usage(e.what());
+  }
+}
+
+}  // namespace
+
 suite::suite(std::string variant) : variant_(std::move(variant)) {}
 
 suite& suite::add(std::string_view workload, prepare_fn prepare) {
@@ -160,10 +179,10 @@ suite& suite::unsupported(std::string_view workload, std::string reason) {
 
 int suite::main(int argc, char** argv) {
   const std::string program = "bench_" + variant_;
-  po::options_description options(
-      fmt::format("Usage: {} --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE]\n"
-                  "       {} --list\n\nOptions",
-                  program, program));
+  po::options_description options(fmt::format(
+      "Usage: {} --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE] [--trace FILE]\n"
+      "       {} --list\n\nOptions",
+      program, program));
   options.add_options()("help,h", "print this help")(
       "list", "list the workloads and whether this executable supports them")(
       "workload,w", po::value<std::string>(), "workload to run (see --list)")(
@@ -171,7 +190,10 @@ int suite::main(int argc, char** argv) {
       "threads,t", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
       "worker threads")("reps,r", po::value<unsigned>()->default_value(5), "measured repetitions (1..1000)")(
       "warmup", po::value<unsigned>()->default_value(1), "discarded warm-up repetitions (0..100)")(
-      "json", po::value<std::string>(), "also write the result as a JSON array to FILE");
+      "json", po::value<std::string>(), "also write the result as a JSON array to FILE")(
+      "trace", po::value<std::string>(),
+      "write the scheduler's events of the last repetition to FILE (Chrome Trace Event JSON, for Perfetto) "
+      "and print a summary; needs a build configured with -DPOOLS_TRACE=ON");
 
   po::variables_map vm;
   try {
@@ -214,6 +236,10 @@ int suite::main(int argc, char** argv) {
   if (reps < 1 || reps > 1000) fail_usage(fmt::format("--reps {} is out of range 1..1000", reps));
   if (warmup > 100) fail_usage(fmt::format("--warmup {} is out of range 0..100", warmup));
   if (auto problem = check_n(name, p.n); !problem.empty()) fail_usage(problem);
+  const std::string trace_path = vm.count("trace") ? vm["trace"].as<std::string>() : std::string();
+  if (vm.count("trace") && !pools::trace::compiled_in)
+    fail_usage(std::string(pools::trace::not_compiled_message));
+  if (vm.count("trace") && trace_path.empty()) fail_usage("--trace needs a file name");
 
   nlohmann::json record{{"workload", name},           {"params", {{"n", p.n}}}, {"variant", variant_},
                         {"threads", p.threads},       {"reps", reps},           {"compiler", compiler_id()},
@@ -236,6 +262,10 @@ int suite::main(int argc, char** argv) {
   for (unsigned i = 0; i < warmup + reps; ++i) {
     rep_timer timer;
     metrics m;
+    // The trace shows the last repetition. (if constexpr: without POOLS_TRACE no trace code is linked.)
+    if constexpr (pools::trace::compiled_in) {
+      if (i + 1 == warmup + reps) pools::trace::mark();
+    }
     const auto t0 = std::chrono::steady_clock::now();
     rep(timer, m);
     const auto whole = std::chrono::steady_clock::now() - t0;
@@ -265,6 +295,9 @@ int suite::main(int argc, char** argv) {
   for (const auto& [k, v] : extra.items())
     fmt::print("{:<12} {:<14}   {} = {:.4g}\n", "", "", k, v.get<double>());
   if (vm.count("json")) write_json(vm["json"].as<std::string>(), record);
+  if constexpr (pools::trace::compiled_in) {
+    if (!trace_path.empty()) write_trace(trace_path, rep);
+  }
   return 0;
 }
 

@@ -1,6 +1,6 @@
 // pools/bench/harness.hpp — the one benchmark command line shared by every bench_<name>.
 //
-//   bench_<name> --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE]
+//   bench_<name> --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE] [--trace FILE]
 //   bench_<name> --list | --help
 //
 // A bench executable builds a `suite`, registers the workloads it can express in its own

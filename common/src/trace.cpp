@@ -1,0 +1,74 @@
+// Recording (pools/trace.hpp): one ring buffer per thread, registered once, never freed.
+#include <pools/trace.hpp>
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "trace_registry.hpp"
+
+namespace pools::trace {
+namespace detail {
+
+registry& the_registry() noexcept {
+  // Never destroyed: a detached thread may still record during static destruction.
+  static registry* r = new registry;
+  return *r;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::uint64_t now_ns() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+constinit thread_local detail::ring* tl_ring = nullptr;
+
+detail::ring& my_ring() noexcept {
+  if (tl_ring == nullptr) {
+    auto& reg = detail::the_registry();
+    std::lock_guard lock(reg.mutex);
+    auto r = std::make_unique<detail::ring>();
+    r->records = std::make_unique<record[]>(ring_capacity);
+    r->track = static_cast<std::uint16_t>(reg.rings.size());
+    r->name = fmt::format("thread {}", r->track);
+    tl_ring = r.get();
+    reg.rings.push_back(std::move(r));
+  }
+  return *tl_ring;
+}
+
+}  // namespace
+
+void emit(event what, std::uint64_t id, std::uint64_t pool, std::uint32_t arg) noexcept {
+  detail::ring& r = my_ring();
+  // A worker's task events carry its pool, so the summary can count per pool.
+  if (pool == 0) pool = r.pool;
+  // relaxed: only this thread writes head; the exporter reads it after joining the threads.
+  const std::uint64_t h = r.head.load(std::memory_order_relaxed);
+  r.records[h & (ring_capacity - 1)] =
+      record{now_ns(), id, pool, arg, r.track, what, pool != 0 && pool == r.pool};
+  r.head.store(h + 1, std::memory_order_release);
+}
+
+void name_worker(const void* pool, std::string_view pool_name, unsigned index) noexcept {
+  detail::ring& r = my_ring();
+  r.pool = id_of(pool);
+  r.index = index;
+  r.named_ns = now_ns();
+  r.name = fmt::format("{} worker {}", pool_name, index);
+}
+
+void mark() noexcept {
+  detail::the_registry().mark_ns.store(now_ns(), std::memory_order_relaxed);
+}
+
+}  // namespace pools::trace

@@ -1,0 +1,409 @@
+// Export (pools/trace_export.hpp): the rings of pools/trace.hpp as Chrome Trace Event JSON.
+//
+// Tasks and parks are recorded as begin/end pairs and written as complete slices ("X") once both
+// ends are in the rings; an end whose begin was overwritten (or left out by mark()) is dropped, as
+// is a begin whose end never came. Flow arrows ("s" → "f", Trace Event format v1) must start
+// inside a slice: a post or wake that happened outside any task (the main thread submitting, a
+// worker's loop) gets a 2 ns slice of its own to carry the arrow. The arrow's head binds to the
+// park the woken worker is in ("bp": "e"), or else to the next slice on the target track (a
+// thief's stolen task, which starts right after the steal).
+#include <pools/trace_export.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+#include "trace_registry.hpp"
+
+namespace pools::trace {
+namespace {
+
+using json = nlohmann::json;
+
+const char* name_of(event e) {
+  switch (e) {
+    case event::task_begin:
+    case event::task_end:
+      return "task";
+    case event::post:
+      return "post";
+    case event::steal:
+      return "steal";
+    case event::park_begin:
+    case event::park_end:
+      return "park";
+    case event::wake:
+      return "wake";
+    case event::fiber_suspend:
+      return "fiber suspend";
+    case event::fiber_resume:
+      return "fiber resume";
+    case event::fiber_migrate:
+      return "fiber migrate";
+    case event::coroutine_resume:
+      return "coroutine resume";
+    case event::io_completion:
+      return "io completion";
+    case event::conn_accepted:
+    case event::conn_closed:
+      return "connection";
+    case event::request_begin:
+    case event::request_end:
+      return "request";
+    case event::queue_depth:
+      return "queue depth";
+  }
+  return "?";
+}
+
+struct slice {
+  std::uint64_t begin, end;
+};
+
+struct out_event {
+  std::uint32_t tid;
+  double ts;
+  double dur;  // for ordering: a longer slice first at equal ts (the parent before its child)
+  json body;
+};
+
+class exporter {
+ public:
+  explicit exporter(detail::registry& reg) {
+    std::lock_guard lock(reg.mutex);
+    const std::uint64_t mark = reg.mark_ns.load(std::memory_order_relaxed);
+    for (const auto& r : reg.rings) {
+      // acquire: pairs with the owner's release; the owner has stopped (see the header).
+      const std::uint64_t head = r->head.load(std::memory_order_acquire);
+      const std::uint64_t first = head > ring_capacity ? head - ring_capacity : 0;
+      std::vector<record> recs;
+      recs.reserve(head - first);
+      for (std::uint64_t i = first; i < head; ++i) {
+        const record& rec = r->records[i & (ring_capacity - 1)];
+        if (rec.ns >= mark) recs.push_back(rec);
+      }
+      // Wrapped, and the oldest record kept is already inside the window: some were lost.
+      if (first > 0 && !recs.empty() && recs.size() == head - first) ++truncated_;
+      tracks_.push_back({r->name, r->pool, r->index, r->named_ns, std::move(recs), {}});
+    }
+    t0_ = ~std::uint64_t{0};
+    for (const auto& t : tracks_)
+      if (!t.recs.empty()) t0_ = std::min(t0_, t.recs.front().ns);
+  }
+
+  summary run(std::ostream& out) {
+    summary s;
+    s.truncated_tracks = truncated_;
+    for (std::uint32_t t = 0; t < tracks_.size(); ++t) slices_and_instants(t, s);
+    flows(s);
+    sleep_with_work(s);
+    write(out);
+    return s;
+  }
+
+ private:
+  struct track {
+    std::string name;
+    std::uint64_t pool;
+    unsigned index;
+    std::uint64_t named_ns;
+    std::vector<record> recs;
+    std::vector<slice> slices;  // by begin, after slices_and_instants()
+  };
+
+  double us(std::uint64_t ns) const { return static_cast<double>(ns - t0_) / 1000.0; }
+
+  void add(std::uint32_t tid, std::uint64_t ns, double dur, json body) {
+    body["ts"] = us(ns);
+    body["pid"] = 1;
+    body["tid"] = tid;
+    events_.push_back({tid, us(ns), dur, std::move(body)});
+  }
+
+  void add_slice(std::uint32_t tid, const char* name, std::uint64_t b, std::uint64_t e, json args) {
+    const double dur = static_cast<double>(e - b) / 1000.0;
+    add(tid, b, dur, {{"ph", "X"}, {"name", name}, {"cat", name}, {"dur", dur}, {"args", std::move(args)}});
+    tracks_[tid].slices.push_back({b, e});
+  }
+
+  void slices_and_instants(std::uint32_t tid, summary& s) {
+    track& t = tracks_[tid];
+    track_summary ts;
+    ts.name = t.name;
+    std::vector<record> tasks, parks;  // open begins (a stack each)
+    for (const record& r : t.recs) {
+      ++s.events;
+      switch (r.what) {
+        case event::task_begin:
+          tasks.push_back(r);
+          break;
+        case event::park_begin:
+          parks.push_back(r);
+          break;
+        case event::task_end:
+          if (!tasks.empty()) {
+            const record b = tasks.back();
+            tasks.pop_back();
+            add_slice(tid, "task", b.ns, r.ns, {{"id", fmt::format("{:#x}", b.id)}});
+          }
+          break;
+        case event::park_end:
+          if (!parks.empty()) {
+            const record b = parks.back();
+            parks.pop_back();
+            add_slice(tid, "park", b.ns, r.ns, json::object());
+            ts.asleep_ns += static_cast<double>(r.ns - b.ns);
+          }
+          break;
+        case event::conn_accepted:
+        case event::request_begin:
+          async_open_[{r.what, r.id}].push_back({tid, r.ns});
+          break;
+        case event::conn_closed:
+        case event::request_end: {
+          const event opener = r.what == event::conn_closed ? event::conn_accepted : event::request_begin;
+          auto it = async_open_.find({opener, r.id});
+          if (it == async_open_.end() || it->second.empty()) break;
+          const auto [btid, bns] = it->second.front();
+          it->second.erase(it->second.begin());
+          const std::string id = fmt::format("{}", ++async_ids_);
+          const json args = {{"id", fmt::format("{:#x}", r.id)}};
+          add(btid, bns, 0,
+              {{"ph", "b"}, {"name", name_of(r.what)}, {"cat", "server"}, {"id", id}, {"args", args}});
+          add(tid, r.ns, 0, {{"ph", "e"}, {"name", name_of(r.what)}, {"cat", "server"}, {"id", id}});
+          break;
+        }
+        case event::queue_depth:
+          add(tid, r.ns, 0, {{"ph", "C"}, {"name", "queue depth"}, {"args", {{"items", r.arg}}}});
+          break;
+        default: {
+          json args = {{"id", fmt::format("{:#x}", r.id)}};
+          if (r.what == event::steal) args["victim"] = r.arg;
+          if (r.what == event::wake) args["woken"] = r.arg;
+          if (r.what == event::fiber_migrate) args["from"] = r.arg;
+          if (r.what == event::post) args["from_worker"] = r.from_worker;
+          add(tid, r.ns, 0, {{"ph", "i"}, {"s", "t"}, {"name", name_of(r.what)}, {"args", std::move(args)}});
+        }
+      }
+      if (r.what == event::task_begin || r.what == event::coroutine_resume) ++ts.tasks;
+      if (r.what == event::post) ++ts.posts;
+      if (r.what == event::steal) ++ts.steals;
+      if (r.what == event::park_begin) ++ts.parks;
+      if (r.what == event::wake) ++ts.wakes;
+    }
+    std::sort(t.slices.begin(), t.slices.end(),
+              [](const slice& a, const slice& b) { return a.begin < b.begin; });
+    s.tracks.push_back(std::move(ts));
+  }
+
+  /// A slice of track `tid` that contains `ns` strictly inside, or nullptr.
+  const slice* enclosing(std::uint32_t tid, std::uint64_t ns) const {
+    const auto& sl = tracks_[tid].slices;
+    auto it = std::upper_bound(sl.begin(), sl.end(), ns,
+                               [](std::uint64_t v, const slice& x) { return v < x.begin; });
+    // Walk back over a few earlier slices: a parent slice begins before its children.
+    for (int k = 0; k < 8 && it != sl.begin(); ++k) {
+      --it;
+      if (it->begin < ns && ns < it->end) return &*it;
+    }
+    return nullptr;
+  }
+
+  /// The first slice of track `tid` that begins after `ns`, or nullptr.
+  const slice* next_after(std::uint32_t tid, std::uint64_t ns) const {
+    const auto& sl = tracks_[tid].slices;
+    auto it = std::upper_bound(sl.begin(), sl.end(), ns,
+                               [](std::uint64_t v, const slice& x) { return v < x.begin; });
+    return it == sl.end() ? nullptr : &*it;
+  }
+
+  /// The flow's tail: inside a slice of `tid` at `ns`, making a 2 ns one if there is none.
+  void flow_start(std::uint32_t tid, std::uint64_t ns, const char* name, std::uint64_t id) {
+    if (enclosing(tid, ns) == nullptr) {
+      const double dur = 0.002;
+      add(tid, ns > t0_ ? ns - 1 : ns, dur,
+          {{"ph", "X"}, {"name", name}, {"cat", name}, {"dur", dur}, {"args", json::object()}});
+    }
+    add(tid, ns, -1, {{"ph", "s"}, {"name", name}, {"cat", name}, {"id", id}});
+  }
+
+  void flows(summary& s) {
+    // Where each item was posted, by id, in time order (ids are addresses: they repeat).
+    std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint32_t>>> posts;
+    // The tracks of each (pool, worker index), for wakes.
+    std::map<std::pair<std::uint64_t, unsigned>, std::vector<std::pair<std::uint64_t, std::uint32_t>>>
+        workers;
+    for (std::uint32_t t = 0; t < tracks_.size(); ++t) {
+      for (const record& r : tracks_[t].recs)
+        if (r.what == event::post) posts[r.id].push_back({r.ns, t});
+      if (tracks_[t].pool != 0)
+        workers[{tracks_[t].pool, tracks_[t].index}].push_back({tracks_[t].named_ns, t});
+    }
+    for (auto& [id, v] : posts) std::sort(v.begin(), v.end());
+    std::uint64_t next_id = 0;
+    for (std::uint32_t t = 0; t < tracks_.size(); ++t) {
+      for (const record& r : tracks_[t].recs) {
+        if (r.what == event::steal) {
+          auto it = posts.find(r.id);
+          if (it == posts.end()) continue;
+          auto p = std::upper_bound(it->second.begin(), it->second.end(), std::pair{r.ns, ~std::uint32_t{0}});
+          if (p == it->second.begin()) continue;
+          --p;
+          const slice* target = next_after(t, r.ns);
+          if (target == nullptr) continue;
+          const std::uint64_t id = ++next_id;
+          flow_start(p->second, p->first, "steal", id);
+          add(t, std::min(r.ns, target->begin - 1), -1,
+              {{"ph", "f"}, {"name", "steal"}, {"cat", "steal"}, {"id", id}});
+          ++s.flows;
+        } else if (r.what == event::wake) {
+          auto w = workers.find({r.pool, r.arg});
+          if (w == workers.end()) continue;
+          std::uint32_t target_tid = w->second.front().second;
+          for (const auto& [named, tid] : w->second)
+            if (named <= r.ns) target_tid = tid;
+          json head = {{"ph", "f"}, {"name", "wake"}, {"cat", "wake"}};
+          std::uint64_t at = r.ns;
+          if (enclosing(target_tid, r.ns) != nullptr) {
+            head["bp"] = "e";  // the woken worker's park
+          } else if (const slice* next = next_after(target_tid, r.ns)) {
+            at = std::min(r.ns, next->begin - 1);
+          } else {
+            continue;
+          }
+          const std::uint64_t id = ++next_id;
+          flow_start(t, r.ns, "wake", id);
+          head["id"] = id;
+          add(target_tid, at, -1, std::move(head));
+          ++s.flows;
+        }
+      }
+    }
+  }
+
+  /// Time each worker spent parked while its pool had items queued: posts not yet taken, swept
+  /// over all tracks in time order. (An estimate at the edges of the rings: a post older than the
+  /// oldest record is not seen.)
+  void sleep_with_work(summary& s) {
+    struct point {
+      std::uint64_t ns;
+      std::uint32_t tid;
+      event what;
+      std::uint64_t pool;
+    };
+    std::vector<point> all;
+    for (std::uint32_t t = 0; t < tracks_.size(); ++t)
+      for (const record& r : tracks_[t].recs) all.push_back({r.ns, t, r.what, r.pool});
+    std::stable_sort(all.begin(), all.end(), [](const point& a, const point& b) { return a.ns < b.ns; });
+    std::map<std::uint64_t, std::int64_t> queued;
+    std::vector<bool> parked(tracks_.size(), false);
+    std::uint64_t last = all.empty() ? 0 : all.front().ns;
+    for (const point& p : all) {
+      for (std::uint32_t t = 0; t < tracks_.size(); ++t)
+        if (parked[t] && queued[tracks_[t].pool] > 0)
+          s.tracks[t].asleep_with_work_ns += static_cast<double>(p.ns - last);
+      last = p.ns;
+      switch (p.what) {
+        case event::post:
+          ++queued[p.pool];
+          break;
+        case event::task_begin:
+        case event::coroutine_resume:
+          if (queued[p.pool] > 0) --queued[p.pool];
+          break;
+        case event::park_begin:
+          parked[p.tid] = true;
+          break;
+        case event::park_end:
+          parked[p.tid] = false;
+          break;
+        default:
+          break;
+      }
+    }
+    for (const auto& t : s.tracks) {
+      s.total.tasks += t.tasks;
+      s.total.posts += t.posts;
+      s.total.steals += t.steals;
+      s.total.parks += t.parks;
+      s.total.wakes += t.wakes;
+      s.total.asleep_ns += t.asleep_ns;
+      s.total.asleep_with_work_ns += t.asleep_with_work_ns;
+    }
+    s.total.name = "all";
+  }
+
+  void write(std::ostream& out) {
+    std::stable_sort(events_.begin(), events_.end(), [](const out_event& a, const out_event& b) {
+      if (a.tid != b.tid) return a.tid < b.tid;
+      if (a.ts != b.ts) return a.ts < b.ts;
+      return a.dur > b.dur;
+    });
+    out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    out << json{{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", "pools"}}}}.dump();
+    for (std::uint32_t t = 0; t < tracks_.size(); ++t) {
+      if (tracks_[t].recs.empty()) continue;
+      out << ",\n"
+          << json{{"ph", "M"},
+                  {"name", "thread_name"},
+                  {"pid", 1},
+                  {"tid", t},
+                  {"args", {{"name", tracks_[t].name}}}}
+                 .dump();
+      out << ",\n"
+          << json{{"ph", "M"},
+                  {"name", "thread_sort_index"},
+                  {"pid", 1},
+                  {"tid", t},
+                  {"args", {{"sort_index", t}}}}
+                 .dump();
+    }
+    for (const auto& e : events_) out << ",\n" << e.body.dump();
+    out << "\n]}\n";
+  }
+
+  std::vector<track> tracks_;
+  std::uint64_t t0_ = 0;
+  std::vector<out_event> events_;
+  std::map<std::pair<event, std::uint64_t>, std::vector<std::pair<std::uint32_t, std::uint64_t>>> async_open_;
+  std::uint64_t async_ids_ = 0;
+  std::uint64_t truncated_ = 0;
+};
+
+}  // namespace
+
+summary write_chrome_json(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write the trace file '{}'", path));
+  exporter ex(detail::the_registry());
+  summary s = ex.run(out);
+  out.flush();
+  if (!out) throw std::runtime_error(fmt::format("writing the trace file '{}' failed", path));
+  return s;
+}
+
+void print_summary(const summary& s, std::FILE* out) {
+  fmt::print(out, "trace: {} events, {} flow arrows\n", s.events, s.flows);
+  if (s.truncated_tracks != 0)
+    fmt::print(out,
+               "trace: {} thread(s) overwrote older events (ring of {} records each): counts are partial\n",
+               s.truncated_tracks, ring_capacity);
+  fmt::print(out, "{:<24} {:>9} {:>9} {:>7} {:>7} {:>7} {:>12} {:>22}\n", "track", "tasks", "posts", "steals",
+             "parks", "wakes", "asleep ms", "mean asleep w/ work us");
+  const auto row = [&](const track_summary& t) {
+    const double mean = t.parks != 0 ? t.asleep_with_work_ns / static_cast<double>(t.parks) / 1000.0 : 0.0;
+    fmt::print(out, "{:<24} {:>9} {:>9} {:>7} {:>7} {:>7} {:>12.3f} {:>22.2f}\n", t.name, t.tasks, t.posts,
+               t.steals, t.parks, t.wakes, t.asleep_ns / 1e6, mean);
+  };
+  for (const auto& t : s.tracks)
+    if (t.tasks + t.posts + t.steals + t.parks + t.wakes != 0) row(t);
+  row(s.total);
+}
+
+}  // namespace pools::trace
