@@ -9,27 +9,36 @@
 // mirrors, with the same operation and the same memory order (paths as of this model: src/ is
 // variants/coroutines/src/, include/ is variants/coroutines/include/pools/coroutines/):
 //
-//   worker_main()   deque, then find_remote; searching_ + 1 (relaxed),     src/thread_pool.cpp:104-161
-//                   spin, searching_ - 1 (relaxed), then park()
-//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:241-281
-//                   seq_cst fence; find_remote; stopping_ (relaxed);        set_idle :283-286
-//                   while parked (acquire) == 1: futex_wait; clear_idle     clear_idle :288-293
-//                   (fetch_and acq_rel)
-//   take_injected() relaxed size hint, lock, take a batch (the rest to     src/thread_pool.cpp:189-214
-//                   this worker's deque, then wake_hint)
-//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:216-234
-//   inject()        lock, push, size mirror (relaxed); seq_cst fence;      src/thread_pool.cpp:331-344
-//                   searching_ (relaxed) == 0 -> wake_one()
-//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:295-322
+//   worker_main()   deque, then find_remote (skipped when just woken);     src/thread_pool.cpp:114-188
+//                   searching_ + 1 (relaxed), spin, searching_ - 1
+//                   (relaxed): if found and it was the last searcher,
+//                   wake_searcher(); else park(last_searcher)
+//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:275-327
+//                   seq_cst fence; find_remote -> clear_idle: if a waker    set_idle :329-332
+//                   chose us, wake_searcher(), else if last searcher, any   clear_idle :334-339
+//                   idle and work visible, wake_one(); stopping_ (relaxed);
+//                   while parked (acquire) == 1: futex_wait; clear_idle
+//                   (fetch_and acq_rel): bit already clear -> woken
+//   take_injected() relaxed size hint, lock, take a batch (the rest to     src/thread_pool.cpp:218-247
+//                   this worker's deque, then wake_for_new_work)
+//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:249-268
+//   inject()        lock, push, size mirror (relaxed); wake_for_new_work   src/thread_pool.cpp:419-435
+//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:371-378
+//                   wake_one()
+//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:380-410
+//                   (injection size, deques: relaxed) -> wake_one()
+//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:341-369
 //                   parked = 0 (release); futex_wake
-//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:324-329
-//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:108-114,
-//                   worker (deque push, wake_hint), else inject              185-192, 158-167
-//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:219-228
-//   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:95-102
+//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:412-417
+//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:113-119,
+//                   worker (deque push, wake_hint), else inject              192-199, 164-173
+//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:239-248
+//   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:105-112
 //                   (seq_cst) -> notify under drain_mutex_
-//   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:78-93
+//   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:81-103
 //                   (seq_cst); stopping_ = true (seq_cst); wake_all()
+//                   (its wait for submitters_ is not modelled: the model's
+//                   submitter is the destroying thread itself)
 //
 // The futex (futex_wait/futex_wake, src/futex.cpp) is replaced by what it guarantees: per worker a
 // mutex and a condition variable that never wakes spuriously; futex_wait locks, sleeps only if the
@@ -39,22 +48,34 @@
 // Reduced: two workers, no park hook, no timers, no I/O-ready FIFO, no fairness tick (61
 // completions), one spin round instead of 64 (a spin only repeats find_remote).
 //
-// Scenario: an outside thread (thread 0) posts tasks 1 and 2 (through the injection queue), then
-// runs the destructor. Task 1, run by a worker, posts task 3 (onto that worker's deque, with
+// Scenario 1: an outside thread (thread 0) posts tasks 1 and 2 (through the injection queue),
+// then runs the destructor. Task 1, run by a worker, posts task 3 (onto that worker's deque, with
 // wake_hint). Checked: no lost wake-up (a posted task always runs, and the destructor returns:
 // otherwise Relacy reports a DEADLOCK, every worker asleep and the destructor waiting), each task
 // runs exactly once, and the workers exit.
+// Scenario 2, the searching hole (issue 21): the same posts, but task 1 runs until task 2 has run
+// (it waits on a condition variable). A worker that takes task 1 is busy for good, so task 2 must
+// reach the other worker: a schedule in which it sits in a queue while that worker sleeps is a
+// DEADLOCK. That happens when the submitter of task 2 skips its wake because a worker searches,
+// and that searcher takes task 1 instead and wakes nobody.
 //
-// Mutants (POOLS_PARK_MUTANT), each one a store-buffering handshake with one side's fence gone,
-// which C++ allows to let both sides read the old values; Relacy must report each:
-//   1  park() without its seq_cst fence          (src/thread_pool.cpp:247): a worker sleeps
+// Mutants (POOLS_PARK_MUTANT); Relacy must report each. 1-4 and 7 are store-buffering handshakes
+// with one side's fence gone, which C++ allows to let both sides read the old values:
+//   1  park() without its seq_cst fence          (src/thread_pool.cpp:281): a worker sleeps
 //      through an injected task whose submitter saw no idle bit
-//   2  inject() without its seq_cst fence        (src/thread_pool.cpp:340): the same, from the
-//      submitter's side (its reads of searching_ and idle_ go stale)
-//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:326): the destructor's stop
+//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:373): the same, from
+//      the submitter's side (its reads of searching_ and idle_ go stale)
+//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:414): the destructor's stop
 //      is missed by a parking worker whose idle bit it did not see; the join never returns
-//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:98): the last task's
+//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:108): the last task's
 //      notify is skipped while the destructor waits for it
+//   5  the last searcher to find work wakes no one (src/thread_pool.cpp:163-169, park()'s
+//      found_work branch): scenario 2 deadlocks, task 2 queued behind the searcher's task 1
+//   6  a batch from the injection queue announces its extra items with the fence-free wake_hint()
+//      (src/thread_pool.cpp:245): task 2, moved onto the busy worker's deque, is missed by the
+//      other worker's last look and the busy worker's stale read of the idle bits
+//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:387): the last searcher's
+//      read of the idle bits goes stale, as in 2
 #include <pools/chase_lev_deque.hpp>
 
 #include <algorithm>
@@ -80,8 +101,10 @@ constexpr bool inject_fences = POOLS_PARK_MUTANT != 2;
 constexpr bool wake_all_fences = POOLS_PARK_MUTANT != 3;
 constexpr std::memory_order finisher_reads_draining =
     POOLS_PARK_MUTANT == 4 ? std::memory_order_relaxed : std::memory_order_seq_cst;
+constexpr bool searcher_passes_on = POOLS_PARK_MUTANT != 5;
+constexpr bool batch_wake_fenced = POOLS_PARK_MUTANT != 6;
+constexpr bool searcher_fences = POOLS_PARK_MUTANT != 7;
 
-constexpr int tasks = 3;
 constexpr int workers = 2;
 constexpr int spin_rounds = 1;  // src/thread_pool.cpp: spin_rounds = 64
 constexpr int inject_capacity = 4;
@@ -98,9 +121,14 @@ struct worker {  // include/detail/worker.hpp
   pools::model::strict_condvar futex_cv;
 };
 
-enum class park_result { found_work, woken, stop };
+enum class park_result { found_work, woken, returned, stop };
 
+// Scenario 1: task 1 posts task 3 from its worker. Scenario 2 (the searching hole): task 1 blocks
+// until task 2 has run, so task 2 must not wait for a worker that runs task 1 while the other one
+// sleeps.
+template <int Scenario>
 struct pool {
+  static constexpr int tasks = Scenario == 1 ? 3 : 2;
   worker w[workers];
   atomic<std::uint64_t> idle;  // idle_[0]
   atomic<std::uint32_t> searching;
@@ -113,10 +141,14 @@ struct pool {
   rl::mutex drain_mutex;
   pools::model::strict_condvar drain_cv;
   pools::model::completion<tasks> done;
+  rl::mutex task_mutex;  // scenario 2: task 1 waits here until task 2 has run
+  pools::model::strict_condvar task_cv;
+  rl::var<bool> task2_ran;
 
   pool() {
     inj_head($) = 0;
     inj_tail($) = 0;
+    task2_ran($) = false;
   }
 
   // futex_wait / futex_wake (src/futex.cpp), see the header comment.
@@ -148,7 +180,12 @@ struct pool {
     }
     out = batch[0];
     for (int i = n; i-- > 1;) w[self].deque.push(batch[i]);
-    if (n > 1) wake_hint();
+    if (n > 1) {
+      if (batch_wake_fenced)
+        wake_for_new_work();
+      else
+        wake_hint();
+    }
     return true;
   }
   // steal (src/thread_pool.cpp:216-234); with two workers the victim is the other one.
@@ -168,16 +205,23 @@ struct pool {
   bool find_remote(unsigned self, int& out) { return take_injected(self, out) || steal(self, out); }
 
   void set_idle(unsigned i) { idle.fetch_or(std::uint64_t{1} << i, std::memory_order_release); }
-  void clear_idle(unsigned i) { idle.fetch_and(~(std::uint64_t{1} << i), std::memory_order_acq_rel); }
+  bool clear_idle(unsigned i) {
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    return (idle.fetch_and(~bit, std::memory_order_acq_rel) & bit) != 0;
+  }
 
-  // park (src/thread_pool.cpp:241-281), without timers and hook
-  park_result park(unsigned self, int& out) {
+  // park, without timers and hook
+  park_result park(unsigned self, int& out, bool last_searcher) {
     worker& me = w[self];
     me.parked.store(1, std::memory_order_relaxed);
     set_idle(self);
     if (park_fences) seq_cst_fence();
     if (find_remote(self, out)) {
-      clear_idle(self);
+      if (!clear_idle(self)) {
+        if (searcher_passes_on) wake_searcher();  // chosen by a waker, found other work
+      } else if (last_searcher && searcher_passes_on && any_idle() && work_visible()) {
+        wake_one();  // the last searcher; the fence above follows its decrement
+      }
       return park_result::found_work;
     }
     if (stopping.load(std::memory_order_relaxed)) {
@@ -188,8 +232,7 @@ struct pool {
       if (me.parked.load(std::memory_order_acquire) == 0) break;
       futex_wait(me, 1);
     }
-    clear_idle(self);
-    return park_result::woken;
+    return clear_idle(self) ? park_result::returned : park_result::woken;
   }
 
   // wake_one (src/thread_pool.cpp:295-322)
@@ -209,7 +252,26 @@ struct pool {
     }
     return false;
   }
-  // wake_all (src/thread_pool.cpp:324-329)
+  // wake_for_new_work: after publishing work for others
+  void wake_for_new_work() {
+    if (inject_fences) seq_cst_fence();
+    if (searching.load(std::memory_order_relaxed) == 0) wake_one();
+  }
+  // wake_searcher: the last searcher found work, or a chosen worker found other work
+  void wake_searcher() {
+    if (searcher_fences) seq_cst_fence();
+    if (any_idle() && work_visible()) wake_one();
+  }
+  bool any_idle() { return idle.load(std::memory_order_relaxed) != 0; }
+  // work_visible, without timers
+  bool work_visible() {
+    if (injected_size.load(std::memory_order_relaxed) != 0) return true;
+    for (auto& v : w) {
+      if (!v.deque.looks_empty()) return true;
+    }
+    return false;
+  }
+  // wake_all
   void wake_all() {
     if (wake_all_fences) seq_cst_fence();
     while (wake_one()) {
@@ -229,8 +291,7 @@ struct pool {
       inj_tail($) = inj_tail($) + 1;
       injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
     }
-    if (inject_fences) seq_cst_fence();
-    if (searching.load(std::memory_order_relaxed) == 0) wake_one();
+    wake_for_new_work();
   }
   // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:108-114, 185-192)
   void post_outside(int task) {
@@ -262,7 +323,16 @@ struct pool {
   }
 
   void run(unsigned self, int task) {
-    if (task == 1) post_local(self, 3);
+    if (Scenario == 1 && task == 1) post_local(self, 3);
+    if (Scenario == 2 && task == 1) {  // runs until task 2 has run: the other worker must do it
+      guard g(task_mutex);
+      while (!task2_ran($)) task_cv.wait(task_mutex);
+    }
+    if (Scenario == 2 && task == 2) {
+      guard g(task_mutex);
+      task2_ran($) = true;
+      task_cv.notify_all();
+    }
     done.ran(task);
     task_finished();
   }
@@ -270,24 +340,30 @@ struct pool {
   // worker_main (src/thread_pool.cpp:104-161), without hook and fairness tick
   void worker_main(unsigned self) {
     int h = 0;
+    bool woken = false;  // chosen by a waker: starts as a searcher
     for (;;) {
-      if (w[self].deque.pop(h) || find_remote(self, h)) {
+      if (!woken && (w[self].deque.pop(h) || find_remote(self, h))) {
         run(self, h);
         continue;
       }
+      woken = false;
       searching.fetch_add(1, std::memory_order_relaxed);
       bool found = false;
       for (int round = 0; round < spin_rounds && !found; ++round) found = find_remote(self, h);
-      searching.fetch_sub(1, std::memory_order_relaxed);
+      const bool last_searcher = searching.fetch_sub(1, std::memory_order_relaxed) == 1;
       if (found) {
+        if (last_searcher && searcher_passes_on) wake_searcher();
         run(self, h);
         continue;
       }
-      switch (park(self, h)) {
+      switch (park(self, h, last_searcher)) {
         case park_result::found_work:
           run(self, h);
           break;
         case park_result::woken:
+          woken = true;
+          break;
+        case park_result::returned:
           break;
         case park_result::stop:
           return;
@@ -297,9 +373,28 @@ struct pool {
 };
 
 struct coroutines_park_test : rl::test_suite<coroutines_park_test, 1 + workers> {
-  pool* p;
+  pool<1>* p;
 
-  void before() { p = new pool; }
+  void before() { p = new pool<1>; }
+  void thread(unsigned index) {
+    if (index == 0) {
+      p->post_outside(1);
+      p->post_outside(2);
+      p->destroy();
+      return;
+    }
+    p->worker_main(index - 1);
+  }
+  void after() {
+    p->done.check_each_ran_once();
+    delete p;
+  }
+};
+
+struct coroutines_searching_test : rl::test_suite<coroutines_searching_test, 1 + workers> {
+  pool<2>* p;
+
+  void before() { p = new pool<2>; }
   void thread(unsigned index) {
     if (index == 0) {
       p->post_outside(1);
@@ -319,12 +414,21 @@ struct coroutines_park_test : rl::test_suite<coroutines_park_test, 1 + workers> 
 
 int main(int argc, char** argv) {
   const rl::iteration_t iterations = pools::model::iterations_from(argc, argv, 100000);
-  const bool ok = pools::model::passes<coroutines_park_test>(
-      "coroutines: idle bits, parked words, searching_, drain; 1 outside thread + 2 workers, 3 tasks",
-      iterations);
-  static const char* const what[] = {
-      "none", "park() without its seq_cst fence", "inject() without its seq_cst fence",
-      "wake_all() without its seq_cst fence", "task_finished() reads draining_ relaxed"};
+  const bool ok =
+      pools::model::passes<coroutines_park_test>(
+          "coroutines: idle bits, parked words, searching_, drain; 1 outside thread + 2 workers, 3 tasks",
+          iterations) &&
+      pools::model::passes<coroutines_searching_test>(
+          "coroutines: the searching hole; task 1 runs until task 2 has run; 1 outside thread + 2 workers",
+          iterations);
+  static const char* const what[] = {"none",
+                                     "park() without its seq_cst fence",
+                                     "inject() without its seq_cst fence",
+                                     "wake_all() without its seq_cst fence",
+                                     "task_finished() reads draining_ relaxed",
+                                     "the last searcher to find work wakes no one",
+                                     "a batch from the injection queue wakes with the fence-free wake_hint()",
+                                     "wake_searcher() without its seq_cst fence"};
   return pools::model::verdict("the coroutines pool's parking", POOLS_PARK_MUTANT, what[POOLS_PARK_MUTANT],
                                ok);
 }

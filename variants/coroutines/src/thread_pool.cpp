@@ -4,6 +4,7 @@
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/cpu_relax.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
+#include <pools/trace.hpp>
 
 #include <algorithm>
 #include <cassert>
@@ -48,7 +49,9 @@ inline std::uint64_t xorshift(std::uint64_t& s) noexcept {
 }
 
 inline void run(void* h) {
+  POOLS_TRACE_TASK_BEGIN(POOLS_TRACE_ID(h));
   std::coroutine_handle<>::from_address(h).resume();
+  POOLS_TRACE_TASK_END(POOLS_TRACE_ID(h));
 }
 
 }  // namespace
@@ -90,6 +93,13 @@ thread_pool::~thread_pool() {
   stopping_.store(true, std::memory_order_seq_cst);
   wake_all();
   for (auto& t : threads_) t.join();
+  // A thread outside the pool may still be inside inject() or add_timer(), after the point where
+  // the coroutine it submitted became visible: that coroutine may have run and let this
+  // destructor start (a sync_wait returned, an event set from another thread resumed its waiter).
+  // Its increment of submitters_ happens before that, so this load sees it or the decrement;
+  // acquire pairs with the decrement's release: its last touch of the pool is then over.
+  // (tests/searching_test.cpp holds such a submitter in the park hook's wake().)
+  while (submitters_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 void thread_pool::task_finished() noexcept {
@@ -104,29 +114,38 @@ void thread_pool::task_finished() noexcept {
 void thread_pool::worker_main(detail::worker& w) {
   detail::tl_worker = &w;       // this pool's fast paths (when_all's fork, finishing coroutines)
   detail::tl_scheduler = this;  // what every pool sets (scheduler.hpp)
+  POOLS_TRACE_WORKER(this, "coroutines", w.index);
   void* h = nullptr;
+  // A worker a waker chose (park() returned `woken`) starts as a searcher: submissions it may be
+  // meant for see it searching and wake nobody else, so it must pass the duty on (below).
+  bool woken = false;
   for (;;) {
-    // Fairness: every so often look outside the deque first, so a worker deep in fork/join still
-    // serves timers and external submissions.
-    if (++w.ticks >= detail::fairness_interval) {
-      w.ticks = 0;
-      poll_hook(w);
-      // The deque's turn comes here at the latest: I/O wake-ups go first below.
-      if (take_timers(w, h) || take_injected(w, h) || w.deque.pop(h)) {
+    if (!woken) {
+      // Fairness: every so often look outside the deque first, so a worker deep in fork/join
+      // still serves timers and external submissions.
+      if (++w.ticks >= detail::fairness_interval) {
+        w.ticks = 0;
+        poll_hook(w);
+        // The deque's turn comes here at the latest: I/O wake-ups go first below.
+        if (take_timers(w, h) || take_injected(w, h) || w.deque.pop(h)) {
+          run(h);
+          continue;
+        }
+      }
+      // Coroutines woken by I/O first, then the deque. The other orders measured worse on the
+      // server's /sleep (1,000 connections, one worker, README "Parking in an event loop"): 0.93
+      // of Little's law this way, 0.70 taking turns, 0.65 deque first. A deque that never
+      // empties still gets a turn at every fairness tick (above).
+      if (w.io_ready.pop(h) || w.deque.pop(h) || find_remote(w, h)) {
         run(h);
         continue;
       }
     }
-    // Coroutines woken by I/O first, then the deque. The other orders measured worse on the
-    // server's /sleep (1,000 connections, one worker, README "Parking in an event loop"): 0.93 of
-    // Little's law this way, 0.70 taking turns, 0.65 deque first. A deque that never empties
-    // still gets a turn at every fairness tick (above).
-    if (w.io_ready.pop(h) || w.deque.pop(h) || find_remote(w, h)) {
-      run(h);
-      continue;
-    }
+    woken = false;
 
-    // Out of work: search actively for a while. relaxed: searching_ is a hint for wake_hint().
+    // Out of work (or just woken): search actively for a while. relaxed: searching_ is read by
+    // submitters after their seq_cst fence, and the decrement below is followed by one before
+    // this worker looks at the idle bits (see wake_searcher()).
     searching_.fetch_add(1, std::memory_order_relaxed);
     bool found = false;
     for (unsigned round = 0; round < spin_rounds && !found; ++round) {
@@ -140,17 +159,25 @@ void thread_pool::worker_main(detail::worker& w) {
         for (unsigned k = 0; k < pauses_per_round; ++k) pools::cpu_relax();
       }
     }
-    searching_.fetch_sub(1, std::memory_order_relaxed);
+    // relaxed: see above. Whether this was the last searcher decides who keeps searching.
+    const bool last_searcher = searching_.fetch_sub(1, std::memory_order_relaxed) == 1;
     if (found) {
+      // The searching hole (issue 21): a submission that saw this worker searching woke nobody,
+      // and the item found here may be another one. Before running it (possibly for long), the
+      // last searcher wakes a parked worker, which searches in turn (Tokio's rule).
+      if (last_searcher) wake_searcher();
       run(h);
       continue;
     }
 
-    switch (park(w, h)) {
+    switch (park(w, h, last_searcher)) {
       case park_result::found_work:
         run(h);
         break;
       case park_result::woken:
+        woken = true;
+        break;
+      case park_result::returned:
         break;
       case park_result::stop:
         detail::tl_worker = nullptr;
@@ -182,7 +209,9 @@ bool thread_pool::take_timers(detail::worker& w, void*& out) {
   out = due.front().address();
   // Reversed, so the worker pops them in deadline order after the first.
   for (std::size_t i = due.size(); i-- > 1;) w.deque.push(due[i].address());
-  if (due.size() > 1) wake_hint();
+  // Fenced, unlike a fork's wake_hint(): these were due to run now, and this worker may run the
+  // first one for long (the searching hole, issue 21).
+  if (due.size() > 1) wake_for_new_work();
   return true;
 }
 
@@ -206,10 +235,14 @@ bool thread_pool::take_injected(detail::worker& w, void*& out) {
     }
     // relaxed: a mirror of the size for the lock-free check above.
     injected_size_.store(injected_.size(), std::memory_order_relaxed);
+    POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   }
   out = batch[0];
   for (std::size_t i = n; i-- > 1;) w.deque.push(batch[i]);
-  if (n > 1) wake_hint();
+  // Fenced, unlike a fork's wake_hint(): the submitters of these items may have skipped their
+  // wake for a searcher, and this worker may now run batch[0] for long (issue 21). A worker
+  // parking meanwhile steals them in its last look, or its idle bit is seen here.
+  if (n > 1) wake_for_new_work();
   return true;
 }
 
@@ -225,6 +258,7 @@ bool thread_pool::steal(detail::worker& w, void*& out) {
       if (r.status == pools::steal_status::success) {
         out = r.value;
         steals_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+        POOLS_TRACE_STEAL(this, POOLS_TRACE_ID(out), v);
         return true;
       }
       if (r.status == pools::steal_status::empty) break;
@@ -238,7 +272,7 @@ bool thread_pool::steal(detail::worker& w, void*& out) {
 // announced worker. The two seq_cst fences are ordered one way or the other in the single total
 // order of seq_cst operations; whichever comes second sees what the other side stored before its
 // fence. So "worker sleeps" and "submitter sees no sleeper" cannot both happen.
-thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
+thread_pool::park_result thread_pool::park(detail::worker& w, void*& out, bool last_searcher) {
   // relaxed: published by the release half of set_idle() to a waker, whose store of 0 must then
   // come after this 1 in the word's modification order.
   w.parked.store(1, std::memory_order_relaxed);
@@ -246,7 +280,17 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
   // seq_cst: the worker's half of the store-buffering handshake (see above).
   pools::detail::seq_cst_fence();
   if (find_remote(w, out)) {
-    clear_idle(w.index);
+    // The item found may not be the one a submitter meant (a batch can be a single item), so the
+    // duty to keep searching is passed on, as when a search ends with work (worker_main):
+    if (!clear_idle(w.index)) {
+      // A waker chose this worker after our fence, for an item it published before its own
+      // fence: fence again (after clear_idle() read the waker's CAS) and wake another.
+      wake_searcher();
+    } else if (last_searcher && any_idle() && work_visible()) {
+      // The last searcher: the fence above follows the decrement of searching_, which is what
+      // wake_searcher()'s fence is for.
+      wake_one();
+    }
     return park_result::found_work;
   }
   // relaxed: ordered by the fence above against the destructor's seq_cst store and fence.
@@ -255,6 +299,7 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
     return park_result::stop;
   }
   parks_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  POOLS_TRACE_PARK_BEGIN(this);
   for (;;) {
     // acquire: pairs with the waker's release store of 0; the work it published is visible.
     if (w.parked.load(std::memory_order_acquire) == 0) break;
@@ -276,8 +321,9 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out) {
     }
     detail::futex_wait(w.parked, 1, timeout);
   }
-  clear_idle(w.index);
-  return park_result::woken;
+  POOLS_TRACE_PARK_END(this);
+  // Our bit already cleared: a waker chose this worker, and it counts on it to search.
+  return clear_idle(w.index) ? park_result::returned : park_result::woken;
 }
 
 void thread_pool::set_idle(unsigned index) noexcept {
@@ -309,6 +355,7 @@ bool thread_pool::wake_one(std::size_t skip) noexcept {
         detail::worker& v = *workers_[k * 64 + static_cast<std::size_t>(std::countr_zero(bit))];
         // release: pairs with the acquire load in park()'s sleep loop.
         v.parked.store(0, std::memory_order_release);
+        POOLS_TRACE_WAKE(this, v.index);
         if (hook_ != nullptr)
           hook_->wake(v.index);
         else
@@ -321,6 +368,47 @@ bool thread_pool::wake_one(std::size_t skip) noexcept {
   return false;
 }
 
+void thread_pool::wake_for_new_work() noexcept {
+  // seq_cst: the submitter's half of the handshake (see park()), after the work was published.
+  pools::detail::seq_cst_fence();
+  // relaxed: ordered by the fence. A searching worker will find the item or park, and parking
+  // re-checks after its own fence; if it finds other work instead and is the last searcher, it
+  // wakes another (wake_searcher()). So no wake is needed while someone searches.
+  if (searching_.load(std::memory_order_relaxed) == 0) wake_one();
+}
+
+void thread_pool::wake_searcher() noexcept {
+  // seq_cst: this worker's decrement of searching_ (or the waker's choice of it) comes before this
+  // fence. A submitter that skipped its wake because it read the count before that decrement has
+  // its fence before ours in the single order of seq_cst operations, so the idle bits read below
+  // include every worker that parked without seeing the submitter's item; and the worker woken
+  // here reads the queues after this fence (release/acquire through the idle word and `parked`),
+  // so it sees the item. (docs/model-checking.md: model_park_coroutines_mutant5.)
+  pools::detail::seq_cst_fence();
+  // Only if some worker is parked and work is left for it: for the same reason, the skipped
+  // submitter's item is visible here (or already taken). A wake-up of an idle pool (one item) so
+  // costs no second futex wake before the task runs.
+  if (any_idle() && work_visible()) wake_one();
+}
+
+bool thread_pool::any_idle() const noexcept {
+  for (const auto& word : idle_) {
+    if (word.load(std::memory_order_relaxed) != 0) return true;  // relaxed: after a fence (callers)
+  }
+  return false;
+}
+
+bool thread_pool::work_visible() const noexcept {
+  // relaxed all: called after a seq_cst fence, which orders these loads after the fence of the
+  // submitter whose item matters (wake_searcher()); a stale "yes" costs one wake-up.
+  if (injected_size_.load(std::memory_order_relaxed) != 0) return true;
+  if (timers_.next_deadline() != detail::timer_queue::never) return true;  // someone must sleep till it
+  for (const auto& v : workers_) {
+    if (!v->deque.looks_empty()) return true;
+  }
+  return false;
+}
+
 void thread_pool::wake_all() noexcept {
   // seq_cst: the submitter's half of the handshake, for the stop flag stored before the call.
   pools::detail::seq_cst_fence();
@@ -329,27 +417,32 @@ void thread_pool::wake_all() noexcept {
 }
 
 void thread_pool::inject(std::coroutine_handle<> h) {
+  // relaxed: sequenced before the push, which the unlock below publishes; whatever the pushed
+  // coroutine does, and so a destruction that depends on it, happens after this increment.
+  submitters_.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(inject_mutex_);
     injected_.push_back(h.address());
+    POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
+    POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
     // relaxed: the mirror; the fence below orders it for parking workers.
     injected_size_.store(injected_.size(), std::memory_order_relaxed);
   }
   injected_count_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-  // seq_cst: the submitter's half of the handshake (see park()).
-  pools::detail::seq_cst_fence();
-  // relaxed: ordered by the fence. A searching worker will find the item or park, and parking
-  // re-checks the injection queue after its own fence, so no wake is needed then.
-  if (searching_.load(std::memory_order_relaxed) == 0) wake_one();
+  wake_for_new_work();
+  // release: the last touch of the pool. The destructor waits for 0 with acquire (see there).
+  submitters_.fetch_sub(1, std::memory_order_release);
 }
 
 void thread_pool::add_timer(std::chrono::steady_clock::time_point deadline, std::coroutine_handle<> h) {
+  submitters_.fetch_add(1, std::memory_order_relaxed);  // relaxed: as in inject()
+  POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));  // into the timer queue
   if (timers_.add(deadline, h)) {
-    // The new earliest deadline: a parked worker may be sleeping past it. seq_cst: the
-    // submitter's half of the handshake; the parker reads next_deadline() after its fence.
-    pools::detail::seq_cst_fence();
-    if (searching_.load(std::memory_order_relaxed) == 0) wake_one();  // relaxed: as in inject()
+    // The new earliest deadline: a parked worker may be sleeping past it; the parker reads
+    // next_deadline() after its fence.
+    wake_for_new_work();
   }
+  submitters_.fetch_sub(1, std::memory_order_release);  // release: as in inject()
 }
 
 thread_pool::statistics thread_pool::stats() const noexcept {

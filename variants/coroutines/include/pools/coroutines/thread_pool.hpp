@@ -8,7 +8,7 @@
 //
 // How a coroutine gets onto a worker: its handle goes into a queue — the current worker's own
 // Chase–Lev deque when the caller is a worker of this pool (no lock, no CAS), else the injection
-// queue (a mutex-protected FIFO for the outside world). Workers run their own deque newest-first;
+// queue (a FIFO under a spin lock, for the outside world). Workers run their own deque newest-first;
 // when it is empty they take timers that are due, then the injection queue, then steal the
 // oldest item of a random victim's deque. When nothing is found they spin briefly, then park.
 //
@@ -24,6 +24,9 @@
 // onto its *own* deque is the exception: the owner itself is awake and will run it, so progress
 // never depends on a wake there, and the push only does a fence-free check that wakes a sleeper
 // for parallelism when no other worker is already searching.
+// A submitter that sees a worker searching skips its wake; so the last searcher to find work (it
+// may be other work) wakes a parked worker, which starts as a searcher (Tokio's rule; README,
+// "The searching hole").
 //
 // Destruction drains: it waits until every posted and spawned task (and whatever they spawn or
 // post meanwhile) has finished, then stops and joins the workers. A spawned task suspended
@@ -37,6 +40,8 @@
 #include <pools/coroutines/task.hpp>
 #include <pools/executor.hpp>
 #include <pools/park_hook.hpp>
+#include <pools/spinlock.hpp>
+#include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
@@ -149,6 +154,7 @@ class thread_pool final : public scheduler {
     detail::worker* w = detail::tl_worker;
     if (w != nullptr && w->pool == this && w->in_hook) {
       w->io_ready.push(h.address());  // the owner is awake, in the hook: its loop takes it next
+      POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
     } else {
       start(h);
     }
@@ -157,6 +163,7 @@ class thread_pool final : public scheduler {
   /// Fork: pushes `h` onto the deque of the calling worker `w` (which must belong to this pool).
   void push_local(detail::worker& w, std::coroutine_handle<> h) {
     w.deque.push(h.address());
+    POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
     // Inside the hook, w may be the searcher wake_hint() counts on (a poll from its spin loop)
     // or still carry its idle bit (a park): either would make the hint wake no one. So wake
     // another worker directly; pushes from inside the hook are rare.
@@ -200,8 +207,10 @@ class thread_pool final : public scheduler {
   bool take_timers(detail::worker& w, void*& out);
   bool take_injected(detail::worker& w, void*& out);
   bool steal(detail::worker& w, void*& out);
-  enum class park_result { found_work, woken, stop };
-  park_result park(detail::worker& w, void*& out);
+  // woken: a waker chose this worker (it starts searching); returned: a timer, or the park hook
+  // returned early.
+  enum class park_result { found_work, woken, returned, stop };
+  park_result park(detail::worker& w, void*& out, bool last_searcher);
   /// Runs the park hook's ready completions on worker `w` (owner only; no-op without a hook).
   void poll_hook(detail::worker& w);
   void inject(std::coroutine_handle<> h);
@@ -210,12 +219,23 @@ class thread_pool final : public scheduler {
   static constexpr std::size_t no_worker = ~std::size_t{0};
   /// Wakes one parked worker other than `skip`; false if there is none.
   bool wake_one(std::size_t skip = no_worker) noexcept;
+  /// After publishing work for others (inject, add_timer, a batch onto the own deque): seq_cst
+  /// fence, then wake a parked worker unless one is searching.
+  void wake_for_new_work() noexcept;
+  /// A searcher that found work and was the last one, or a chosen worker that found other work:
+  /// wakes a parked worker to search in its place if work is left (seq_cst fence, then check).
+  void wake_searcher() noexcept;
+  /// After a seq_cst fence: is some worker parked / is there queued work a parked worker could
+  /// take (injection queue, a pending timer, any deque)?
+  bool any_idle() const noexcept;
+  bool work_visible() const noexcept;
   void wake_all() noexcept;
   void task_finished() noexcept;
 
-  // Fence-free: called after every local push. Wakes a parked worker only when one exists and no
-  // worker is already searching (that one will find the item). Stale reads cost parallelism for
-  // a moment, never progress: the pushing worker runs its own deque.
+  // Fence-free: called after every fork (local push). Wakes a parked worker only when one exists
+  // and no worker is already searching (that one will find the item, or pass the search on:
+  // wake_searcher()). Stale reads cost parallelism, never progress: the pushing worker runs its
+  // own deque. Work other threads submitted takes wake_for_new_work() instead, with its fence.
   void wake_hint() noexcept {
     // relaxed both: a heuristic (see above); wake_one() itself is exact.
     if (searching_.load(std::memory_order_relaxed) != 0) return;
@@ -241,9 +261,14 @@ class thread_pool final : public scheduler {
   alignas(64) std::atomic<std::uint32_t> searching_{0};  // workers spinning for work
 
   // The injection queue: submissions from threads that are not workers of this pool.
-  alignas(64) std::mutex inject_mutex_;
+  // A spin lock (pools/spinlock.hpp), not a std::mutex: the critical sections are a push or a
+  // batch of at most 32 pops, and with a std::mutex the poster and the workers taking batches met
+  // in futex waits and wakes (perf: a fifth of `submit`'s time; docs/optimizations.md, rung 19).
+  alignas(64) pools::spinlock inject_mutex_;
   std::deque<void*> injected_;                 // guarded by inject_mutex_
   std::atomic<std::size_t> injected_size_{0};  // mirror of injected_.size(), read without the lock
+  // Threads inside inject() or add_timer(): the destructor waits for 0 (see there).
+  std::atomic<std::uint32_t> submitters_{0};
 
   detail::timer_queue timers_;
 

@@ -51,7 +51,10 @@ class join_state {
     // thread, sees every result. After this decrement *this may be destroyed by the parent
     // (resumed elsewhere), so only locals are used below.
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (popped) w->deque.push(next);  // we are last after all: the popped item waits its turn
+      if (popped) {
+        w->deque.push(next);  // we are last after all: the popped item waits its turn
+        POOLS_TRACE_POST(w->pool, POOLS_TRACE_ID(next));
+      }
       return parent;
     }
     return popped ? std::coroutine_handle<>::from_address(next) : std::noop_coroutine();

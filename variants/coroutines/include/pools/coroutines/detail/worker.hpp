@@ -10,6 +10,7 @@
 
 #include <pools/chase_lev_deque.hpp>
 #include <pools/ready_fifo.hpp>
+#include <pools/trace.hpp>
 
 #include <atomic>
 #include <coroutine>
@@ -46,7 +47,10 @@ extern constinit thread_local worker* tl_worker;
 /// the deque is empty or it is time for the worker loop to look outside (fairness tick).
 inline bool pop_for_transfer(worker& w, void*& out) noexcept {
   if (++w.ticks >= fairness_interval) return false;  // the loop resets the tick
-  return w.deque.pop(out);
+  if (!w.deque.pop(out)) return false;
+  // Traced as taken here; the one caller that pushes the item back (join_state) posts it again.
+  POOLS_TRACE_COROUTINE_RESUME(POOLS_TRACE_ID(out));
+  return true;
 }
 
 /// What a finishing coroutine transfers to: the next item of this worker's deque, or
