@@ -52,12 +52,16 @@ SLOW_SUBJECTS = {"naive": {"--reps": "1", "--warmup": "0"}, "boost_fiber": {"--r
 # memory is measured cold, once: after a warm-up (or a first repetition) the allocators' caches
 # already hold the memory and the growth reads 0 (coroutine frames, pooled stacks).
 COLD_WORKLOADS = {"memory": {"--reps": "1", "--warmup": "0"}}
+# --quick takes fewer wake-up samples (each waits 200 µs on an idle pool): a p50 of 2,000 is stable
+# enough for a first look; the default 10,000 keeps the p99 of the full run steady.
+QUICK_SIZES = {"wakeup": {"--n": "2000"}}
 # Cheap (a few seconds a run) and judged against a reference they are close to: run in rounds.
 ROUNDS_WORKLOADS = ["submit", "submit_future", "wakeup"]
 FORK_JOIN = ["fib", "skynet", "nqueens", "matmul"]
 # --quick (compare.sh's default, a first look in a few minutes): one repetition after the warm-up,
 # and the runs that take half a minute each left out: the slow subjects' fork-join, and naive's
-# million-thread submissions. --full runs everything.
+# million-thread submissions; the slow subjects' per-task runs (10-40 s each for Boost.Fiber's
+# submissions) in the first round only. --full runs everything.
 QUICK_SKIPS = {(s, w) for s in SLOW_SUBJECTS for w in FORK_JOIN} | {("naive", "submit"), ("naive", "submit_future")}
 
 
@@ -116,7 +120,7 @@ def run_one(binary, subject, workload, args, out_dir, env, progress):
     # A slow subject's or a cold workload's --reps/--warmup replace the run's (the harness
     # rejects an option given twice).
     opts = {"--reps": str(args.reps), "--warmup": "1", **SLOW_SUBJECTS.get(subject, {}),
-            **COLD_WORKLOADS.get(workload, {})}
+            **COLD_WORKLOADS.get(workload, {}), **(QUICK_SIZES.get(workload, {}) if args.quick else {})}
     cmd = [binary, "--workload", workload, "--threads", str(args.threads), "--json", path]
     cmd += [x for kv in opts.items() for x in kv]
     try:
@@ -161,6 +165,9 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
                 progress.advance()
                 continue  # unsupported or failed: once is enough
             base = s[:-len(AGAIN)] if s.endswith(AGAIN) else s
+            if args.quick and k > 0 and base in SLOW_SUBJECTS:
+                progress.advance()
+                continue  # quick: a slow reference runs in the first round only
             if args.quick and (base, workload) in QUICK_SKIPS:
                 runs[s].append({"workload": workload, "variant": s, "supported": False, "skipped": True,
                                 "reason": "left out of the quick run (half a minute a run); --full runs it"})
@@ -186,8 +193,9 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
 
 
 def markdown(records, args, subjects, meta):
-    quick = (["**Quick run, for a first look**: one repetition per run and the slow references' fork-join "
-              "runs left out. `scripts/compare.sh --full` makes the published numbers.", ""] if args.quick else [])
+    quick = (["**Quick run, for a first look**: one repetition per run, 2,000 wake-up samples, the slow "
+              "references' fork-join runs left out and their per-task runs in the first round only. "
+              "`scripts/compare.sh --full` makes the published numbers.", ""] if args.quick else [])
     lines = ["# pools: side-by-side comparison" + (" (quick)" if args.quick else ""), "", *quick,
              f"{meta['date']} · {meta['cpu']} · {args.threads} threads · {args.reps} reps (median) · "
              f"{', '.join(ROUNDS_WORKLOADS)}: median of {args.rounds} interleaved rounds · "
@@ -297,7 +305,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--quick", action="store_true",
                     help="a first look in a few minutes: --reps 1 unless given; naive's and boost_fiber's "
-                         "fork-join and naive's submit runs left out")
+                         "fork-join and naive's submit runs left out, their other runs in the first round "
+                         "only; wakeup with 2,000 samples")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--rounds", type=int, default=3,
                     help=f"interleaved rounds for {', '.join(ROUNDS_WORKLOADS)} (median round reported)")
