@@ -17,17 +17,32 @@
 # So CI proves every exercise gradable: the grader tells the starting point from a solution.
 #
 # pools_add_exercise(<id> CHECK <sources> FILES <student files> EXPECT_FAILURE <regex>
-#                    [LINK <targets>] [SANITIZER address|thread] [TIMEOUT s])
+#                    [LINK <targets>] [SANITIZER address|thread] [TIMEOUT s] [RELACY])
 # SANITIZER: the exercise is graded in that sanitizer's build only (scripts/grade-exercise.sh picks
 # the preset); elsewhere its targets are still built (so the code compiles everywhere) but its tests
 # are not registered. TIMEOUT (default 120 s) bounds each test and, in grade-exercise.sh, the run.
 # grade-exercise.sh reads both from the exercise's CMakeLists.txt as text: write them as literal
 # words in the call ("SANITIZER thread", "TIMEOUT 240"), not through variables.
+# RELACY: the check is a Relacy model test (relacy-dev, <relacy/relacy.hpp>), built the way
+# common/CMakeLists.txt builds the model tests: common/model/ on the include path (its
+# relacy_atomics.hpp), -w -O1 and no sanitizer instrumentation (Relacy runs the threads as fibers
+# and checks every access itself), -fno-sized-deallocation (Relacy replaces the unsized global
+# operator delete only). Without relacy-dev the exercise is skipped with one STATUS line, or the
+# configuration fails when POOLS_REQUIRE_MODEL_CHECKS is ON (CI).
 # The check programs share course/common/course/check.hpp (course::report, course::deadline).
 function(pools_add_exercise id)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "EXPECT_FAILURE;SANITIZER;TIMEOUT" "CHECK;FILES;LINK")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "RELACY" "EXPECT_FAILURE;SANITIZER;TIMEOUT" "CHECK;FILES;LINK")
   if(NOT arg_CHECK OR NOT arg_FILES OR NOT arg_EXPECT_FAILURE)
     message(FATAL_ERROR "pools_add_exercise(${id}): CHECK, FILES and EXPECT_FAILURE are required")
+  endif()
+  if(arg_RELACY AND NOT EXISTS /usr/include/relacy/relacy.hpp)
+    if(POOLS_REQUIRE_MODEL_CHECKS)
+      message(FATAL_ERROR "course: exercise ${id} needs relacy-dev (/usr/include/relacy/relacy.hpp is missing) "
+                          "and POOLS_REQUIRE_MODEL_CHECKS is ON. Install it (apt-get install relacy-dev, or "
+                          "scripts/bootstrap.sh) or configure with -DPOOLS_REQUIRE_MODEL_CHECKS=OFF.")
+    endif()
+    message(STATUS "course: exercise ${id} skipped: its check is a Relacy model and relacy-dev is not installed")
+    return()
   endif()
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT 120)
@@ -64,6 +79,11 @@ function(pools_add_exercise id)
     target_include_directories(${target} BEFORE PRIVATE ${files_dir} ${start_dir})
     target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/common)
     target_link_libraries(${target} PRIVATE pools_warnings Threads::Threads ${arg_LINK})
+    if(arg_RELACY)
+      target_include_directories(${target} PRIVATE ${POOLS_ROOT}/common/model)
+      target_compile_options(${target} PRIVATE -w -O1 -fno-sanitize=all -fno-sized-deallocation)
+      target_link_options(${target} PRIVATE -fno-sanitize=all)
+    endif()
   endfunction()
 
   _pools_exercise_program(exercise_${id} ${start_dir})

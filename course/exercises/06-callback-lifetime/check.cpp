@@ -1,0 +1,180 @@
+// check.cpp — the grader of exercise 06-callback-lifetime (scripts/grade-exercise.sh
+// 06-callback-lifetime, which builds it with AddressSanitizer). Not for editing: your code is
+// session.hpp.
+//
+// Everything runs on this one thread, which also runs the io_context, so the order of events is
+// the same in every run: no timing decides whether the bug shows.
+//  1. echo: a session on one end of a socket pair; the check writes on the other end, runs the
+//     io_context until the answer is there, and reads it back, twice (the loop must go on).
+//  2. kick: with the session's read pending, the server kicks it out. Its read handler is then
+//     queued with operation_aborted and runs when the check runs the io_context again: on a
+//     session that must still be alive at that moment, and must be gone right after.
+//  3. many: ten sessions, some kicked while idle, some whose client hung up first.
+// At the end no session may be alive (session::live() == 0): a handler that keeps its session
+// alive for ever (a shared_ptr cycle) is a leak, which LeakSanitizer reports too.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/connect_pair.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include <cctype>
+#include <chrono>
+#include <course/check.hpp>
+#include <cstdio>
+#include <echo_server.hpp>
+#include <session.hpp>  // <>, not "": quotes would find the start's copy next to this file first
+#include <string>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COURSE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COURSE_ASAN 1
+#endif
+#endif
+#ifndef COURSE_ASAN
+#define COURSE_ASAN 0
+#endif
+#if COURSE_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+namespace {
+
+using namespace std::chrono_literals;
+using exercise::echo_server;
+using exercise::session;
+using exercise::socket_type;
+
+const char* current_step = "starting";
+
+#if COURSE_ASAN
+// Called by AddressSanitizer after its report, before it ends the process: the report's three
+// stacks say where; this says which step of the check it was.
+void on_asan_error() {
+  std::printf(
+      "  FAIL  %s: AddressSanitizer stopped the program (its report is above). A completion handler "
+      "ran on a session that had already been destroyed: the read or write was still pending when "
+      "the server dropped its shared_ptr, and [this] does not keep the session alive\n"
+      "FAIL: exercise 06-callback-lifetime (a heap-use-after-free in a completion handler)\n",
+      current_step);
+  std::fflush(stdout);
+}
+#endif
+
+// Runs ready handlers until none is left (nothing here waits on the network: a socket pair).
+void run_ready(boost::asio::io_context& io) {
+  io.restart();
+  while (io.poll() > 0) {
+  }
+}
+
+// Sends `text` to the session at the other end of `client` and returns what comes back (as many
+// bytes as were sent), running the io_context until they are there; "" after 5 s without them.
+std::string echo(boost::asio::io_context& io, socket_type& client, const std::string& text) {
+  boost::asio::write(client, boost::asio::buffer(text));
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (client.available() < text.size() && std::chrono::steady_clock::now() < give_up) {
+    io.restart();
+    io.run_one_for(10ms);
+  }
+  if (client.available() < text.size()) return "";
+  std::string answer(text.size(), '\0');
+  boost::asio::read(client, boost::asio::buffer(answer));
+  run_ready(io);  // on_write's handler: the session goes back to reading
+  return answer;
+}
+
+// True when the client's end sees the end of the stream (the session's socket is closed).
+bool sees_eof(socket_type& client) {
+  char byte = 0;
+  boost::system::error_code ec;
+  client.read_some(boost::asio::buffer(&byte, 1), ec);
+  return ec == boost::asio::error::eof;
+}
+
+void echo_and_kick(course::report& report) {
+  course::deadline limit("echo, then kick an idle session", 30s,
+                         "a read that never completes (the session stopped reading after an echo?)");
+  boost::asio::io_context io;
+  echo_server server;
+  socket_type server_end(io), client(io);
+  boost::asio::local::connect_pair(server_end, client);
+  const int id = server.add(std::move(server_end));
+  run_ready(io);
+
+  current_step = "echo";
+  const std::string first = echo(io, client, "hello, reactor");
+  const std::string second = echo(io, client, "once more");
+  report.require(first == "HELLO, REACTOR" && second == "ONCE MORE",
+                 "echo: two messages come back in upper case (got \"" + first + "\" and \"" + second + "\")");
+  report.require(server.echoed(id) == 23, "echo: the session counted " + std::to_string(server.echoed(id)) +
+                                              " bytes echoed, expected 23");
+
+  current_step = "kick: the server kicked an idle session and its aborted read handler ran";
+  std::cout << "-- kick: the server drops an idle session whose read is pending; then its handler runs"
+            << std::endl;
+  server.kick(id);
+  run_ready(io);  // the read's handler runs now, with operation_aborted
+  const auto alive = session::live();
+  report.require(alive == 0, "kick: once its aborted handler has run, the session is destroyed" +
+                                 (alive == 0 ? std::string()
+                                             : ": " + std::to_string(alive) +
+                                                   " alive, expected 0 (a handler or a member that keeps it "
+                                                   "alive for ever: a cycle?)"));
+  report.require(sees_eof(client), "kick: the client sees the connection closed");
+}
+
+void many(course::report& report) {
+  course::deadline limit("ten sessions", 30s, "a read that never completes");
+  boost::asio::io_context io;
+  echo_server server;
+  std::vector<socket_type> clients;
+  std::vector<int> ids;
+  for (int i = 0; i < 10; ++i) {
+    socket_type server_end(io), client(io);
+    boost::asio::local::connect_pair(server_end, client);
+    ids.push_back(server.add(std::move(server_end)));
+    clients.push_back(std::move(client));
+  }
+  run_ready(io);
+  current_step = "ten sessions: echo on each";
+  bool all_echoed = true;
+  for (int i = 0; i < 10; ++i) {
+    const std::string text = "session " + std::to_string(i);
+    std::string expected = text;
+    for (char& c : expected) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    all_echoed = echo(io, clients[static_cast<std::size_t>(i)], text) == expected && all_echoed;
+  }
+  report.require(all_echoed, "ten sessions: each echoes its own client's message");
+  // Even ones: the client hangs up, the session sees the end of the stream and stops; then the
+  // server forgets it. Odd ones: kicked while their read is pending.
+  current_step = "ten sessions: clients hang up, the server kicks the others";
+  for (int i = 0; i < 10; i += 2) clients[static_cast<std::size_t>(i)].close();
+  run_ready(io);
+  for (int i = 0; i < 10; ++i) server.kick(ids[static_cast<std::size_t>(i)]);
+  run_ready(io);
+  const auto alive = session::live();
+  report.require(server.size() == 0 && alive == 0,
+                 "ten sessions: after hang-ups and kicks, and their handlers, no session is alive" +
+                     (alive == 0 ? std::string() : ": " + std::to_string(alive) + " alive"));
+}
+
+}  // namespace
+
+int main() {
+#if COURSE_ASAN
+  __asan_set_death_callback(on_asan_error);
+#endif
+  course::report report("06-callback-lifetime");
+#if !COURSE_ASAN
+  report.note(
+      "built without AddressSanitizer: a use-after-free can go unseen here. Grade with "
+      "scripts/grade-exercise.sh 06-callback-lifetime, which builds with it (build-asan/)");
+#endif
+  echo_and_kick(report);
+  many(report);
+  current_step = "the end";
+  return report.finish();
+}
