@@ -10,6 +10,9 @@
 # has the details.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to this checkout: the sanitizer builds reuse what scripts/test.sh
+# (or a grade in another clone) compiled, so a first grade is not three cold builds.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 scripts/bootstrap.sh >/dev/null
 py=python3
 for candidate in /usr/bin/python3 python3; do
