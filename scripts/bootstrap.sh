@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   # toolchains and build
-  g++ clang libclang-rt-14-dev libomp-dev cmake ninja-build ccache clang-format git
+  g++ clang libclang-rt-14-dev libomp-dev cmake ninja-build ccache clang-format clang-tidy git
   # libraries (Boost >= 1.74: headers incl. Asio/Beast, Context, Fiber, Program_options)
   libboost-dev libboost-context-dev libboost-fiber-dev libboost-program-options-dev
   libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev relacy-dev

@@ -6,7 +6,8 @@
 #
 # Each preset is configured with -Werror (warnings are errors on GCC and Clang), built, and its
 # whole ctest suite run: unit tests, the conformance suite for every registered executor, bench
-# smoke tests, Relacy model checks, server tests. Formatting is checked first. "handout" is a
+# smoke tests, Relacy model checks, server tests. Formatting is checked first; after the clang
+# preset's build, clang-tidy checks every translation unit (scripts/tidy.sh, .clang-tidy). "handout" is a
 # futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and Boost.Fiber were
 # not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a hand-out needs only
 # what its variant needs. CMake notes that the Boost.Context switch went unused: nothing in a
@@ -34,6 +35,8 @@ if [[ ${#sources[@]} -gt 0 ]]; then
   clang-format --dry-run --Werror "${sources[@]}"
 fi
 
+[[ " ${presets[*]} " == *" clang "* ]] || echo "== clang-tidy: skipped (it runs with the clang preset)"
+
 jobs=$(nproc)
 total_passed=0
 total_failed=0
@@ -42,6 +45,10 @@ for preset in "${presets[@]}"; do
   start=$SECONDS
   cmake --preset "$preset" -DPOOLS_WERROR=ON -DPOOLS_REQUIRE_MODEL_CHECKS=ON >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
+  if [[ $preset == clang ]]; then
+    echo "== clang-tidy over the clang preset's translation units"
+    scripts/tidy.sh build-clang
+  fi
   log=$(mktemp)
   set +e
   ctest --preset "$preset" -j "$jobs" 2>&1 | tee "$log"

@@ -218,7 +218,7 @@ namespace {
 std::atomic<int> reported_exceptions{0};
 void count_exception(std::exception_ptr e) noexcept {
   try {
-    std::rethrow_exception(e);
+    std::rethrow_exception(std::move(e));
   } catch (const std::runtime_error& ex) {
     if (std::string(ex.what()) == "posted task failed") reported_exceptions.fetch_add(1);
   } catch (...) {

@@ -5,13 +5,14 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <utility>
 
 namespace pools {
 namespace {
 
 void print_to_stderr(std::exception_ptr e) noexcept {
   try {
-    std::rethrow_exception(e);
+    std::rethrow_exception(std::move(e));
   } catch (const std::exception& ex) {
     fmt::print(stderr, "pools: a posted task threw an exception: {}\n", ex.what());
   } catch (...) {
@@ -29,7 +30,7 @@ unhandled_exception_handler set_unhandled_exception_handler(unhandled_exception_
 
 void report_unhandled_exception(std::exception_ptr e) noexcept {
   // acquire pairs with the exchange above so a freshly installed handler is the one called.
-  current_handler.load(std::memory_order_acquire)(e);
+  current_handler.load(std::memory_order_acquire)(std::move(e));
 }
 
 }  // namespace pools

@@ -138,7 +138,7 @@ enum class version_verdict {
   malformed,    ///< 400
 };
 struct version_check {
-  version_verdict verdict;
+  version_verdict verdict = version_verdict::malformed;
   std::size_t minor_at = 0;  ///< later_minor: where the minor digit is
 };
 version_check check_version(std::string_view bytes) {
@@ -298,7 +298,7 @@ class beast_request_parser final : public http::basic_parser<true> {
 }  // namespace
 
 struct request_parser::impl {
-  std::uint64_t max_body;
+  std::uint64_t max_body = 0;
   request req;
   std::optional<beast_request_parser> parser;  // a Beast parser parses one message: one per request
   int status = 0;
@@ -378,7 +378,7 @@ std::size_t request_parser::feed(std::string_view bytes) {
     // within max_target (+ method and version) is a long URI; otherwise the fields are too long.
     const auto eol = bytes.find("\r\n");
     const bool long_line =
-        !s.parser->got_request_line() && (eol == std::string_view::npos || eol > limits::max_target + 32);
+        !s.parser->got_request_line() && eol > limits::max_target + 32;  // npos (no line end yet) is larger
     if (long_line)
       s.fail(414, "request-target too long");
     else

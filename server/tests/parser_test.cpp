@@ -147,6 +147,7 @@ TEST_CASE("parser: ambiguous body framing is 400 (no request smuggling)") {
   auto app = make_app();
   const std::string smuggled = get("/plaintext");
   for (const std::string& bad : std::vector<std::string>{
+           // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): each request is split over two lines
            "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: "
            "chunked\r\n\r\n0\r\n\r\n",
            "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: "

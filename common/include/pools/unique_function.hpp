@@ -28,7 +28,8 @@ class unique_function<R(Args...)> {
   /// Bytes a callable may occupy and still be stored without allocation.
   static constexpr std::size_t small_buffer_size = 3 * sizeof(void*);
 
-  unique_function() noexcept = default;
+  // storage_ stays raw bytes until a callable is constructed in it (zeroing it would cost every task).
+  unique_function() noexcept = default;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   unique_function(std::nullptr_t) noexcept {}
 
   template <class F>

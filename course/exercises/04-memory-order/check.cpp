@@ -72,8 +72,8 @@ void check_exactly_once(const taken_log* logs, int threads, int pushed) {
 // Owner: push 1..5 with pops in between (capacity 2 -> grows to 4 and 8), then pop until empty.
 // Thieves: a few steal attempts each.
 struct race_test : rl::test_suite<race_test, 3> {
-  deque_t* dq;
-  taken_log logs[3];
+  deque_t* dq = nullptr;
+  taken_log logs[3]{};
   static constexpr int pushed = 5;
 
   void before() {
@@ -107,8 +107,8 @@ struct race_test : rl::test_suite<race_test, 3> {
 
 // The last-element race: push one, then the owner pops while the thief steals; repeated.
 struct last_element_test : rl::test_suite<last_element_test, 2> {
-  deque_t* dq;
-  taken_log logs[2];
+  deque_t* dq = nullptr;
+  taken_log logs[2]{};
   static constexpr int pushed = 3;
 
   void before() {

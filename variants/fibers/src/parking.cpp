@@ -13,8 +13,8 @@ void unlock_spinlock(context*, void* lock) noexcept {
 }
 
 struct timed_park {
-  waiter* w;
-  pools::spinlock* lock;  // nullptr for a plain sleep
+  waiter* w = nullptr;
+  pools::spinlock* lock = nullptr;  // nullptr for a plain sleep
   std::chrono::steady_clock::time_point deadline;
 };
 

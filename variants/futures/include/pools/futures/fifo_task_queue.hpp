@@ -157,8 +157,9 @@ class fifo_task_queue {
   }
 
  private:
-  // 127 slots of 32 bytes plus the link: just under 4 KiB, one page.
-  struct segment {
+  // 127 slots of 32 bytes plus the link: just under 4 KiB, one page. The slots stay raw bytes until
+  // a push constructs a task in one (zeroing them would cost a page per segment).
+  struct segment {  // NOLINT(cppcoreguidelines-pro-type-member-init)
     static constexpr std::size_t capacity = 127;
     task_function* slot(std::size_t i) noexcept {
       return std::launder(reinterpret_cast<task_function*>(&slots[i]));

@@ -21,7 +21,7 @@ class continuation {
 
  private:
   friend struct continuation_access;  // src/context_switch.cpp
-  alignas(void*) unsigned char storage_[sizeof(void*)];
+  alignas(void*) unsigned char storage_[sizeof(void*)]{};
   bool holds_ = false;
 };
 
