@@ -53,11 +53,12 @@
 // wake_hint). Checked: no lost wake-up (a posted task always runs, and the destructor returns:
 // otherwise Relacy reports a DEADLOCK, every worker asleep and the destructor waiting), each task
 // runs exactly once, and the workers exit.
-// Scenario 2, the searching hole (issue 21): the same posts, but task 1 runs until task 2 has run
-// (it waits on a condition variable). A worker that takes task 1 is busy for good, so task 2 must
-// reach the other worker: a schedule in which it sits in a queue while that worker sleeps is a
-// DEADLOCK. That happens when the submitter of task 2 skips its wake because a worker searches,
-// and that searcher takes task 1 instead and wakes nobody.
+// Scenario 2, the searching hole (a searcher that finds other work wakes no replacement): the
+// same posts, but task 1 runs until task 2 has run (it waits on a condition variable). A worker
+// that takes task 1 is busy for good, so task 2 must reach the other worker: a schedule in which
+// it sits in a queue while that worker sleeps is a DEADLOCK. That happens when the submitter of
+// task 2 skips its wake because a worker searches, and that searcher takes task 1 instead and
+// wakes nobody.
 //
 // Mutants (POOLS_PARK_MUTANT); Relacy must report each. 1-4 and 7 are store-buffering handshakes
 // with one side's fence gone, which C++ allows to let both sides read the old values:

@@ -162,7 +162,7 @@ void thread_pool::worker_main(detail::worker& w) {
     // relaxed: see above. Whether this was the last searcher decides who keeps searching.
     const bool last_searcher = searching_.fetch_sub(1, std::memory_order_relaxed) == 1;
     if (found) {
-      // The searching hole (issue 21): a submission that saw this worker searching woke nobody,
+      // The searching hole: a submission that saw this worker searching woke nobody,
       // and the item found here may be another one. Before running it (possibly for long), the
       // last searcher wakes a parked worker, which searches in turn (Tokio's rule).
       if (last_searcher) wake_searcher();
@@ -210,7 +210,7 @@ bool thread_pool::take_timers(detail::worker& w, void*& out) {
   // Reversed, so the worker pops them in deadline order after the first.
   for (std::size_t i = due.size(); i-- > 1;) w.deque.push(due[i].address());
   // Fenced, unlike a fork's wake_hint(): these were due to run now, and this worker may run the
-  // first one for long (the searching hole, issue 21).
+  // first one for long (the searching hole).
   if (due.size() > 1) wake_for_new_work();
   return true;
 }
@@ -240,8 +240,8 @@ bool thread_pool::take_injected(detail::worker& w, void*& out) {
   out = batch[0];
   for (std::size_t i = n; i-- > 1;) w.deque.push(batch[i]);
   // Fenced, unlike a fork's wake_hint(): the submitters of these items may have skipped their
-  // wake for a searcher, and this worker may now run batch[0] for long (issue 21). A worker
-  // parking meanwhile steals them in its last look, or its idle bit is seen here.
+  // wake for a searcher, and this worker may now run batch[0] for long (the searching hole). A
+  // worker parking meanwhile steals them in its last look, or its idle bit is seen here.
   if (n > 1) wake_for_new_work();
   return true;
 }

@@ -1,4 +1,4 @@
-// thread_pool: the searching shortcut must not strand work (issue 21), and a submission from
+// thread_pool: the searching shortcut must not strand work (the searching hole), and a submission from
 // outside the pool must not touch the pool after the work it submitted has let the owner destroy
 // it.
 //

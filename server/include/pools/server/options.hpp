@@ -25,7 +25,7 @@ inline constexpr std::uint64_t max_fib_n = 35;  ///< fib(35) is ~30 million call
 inline constexpr std::uint64_t max_busy_ms = 1'000;
 inline constexpr std::uint64_t max_sleep_ms = 10'000;
 inline constexpr std::uint64_t busy_default_min_ms = 10;  ///< /busy without ?ms= spins 10..20 ms,
-inline constexpr std::uint64_t busy_default_max_ms = 20;  ///< as in the thesis
+inline constexpr std::uint64_t busy_default_max_ms = 20;  ///< the thesis server's range
 /// After the last response of a closing connection the server half-closes and keeps reading (and
 /// discarding) for at most this long or this many bytes, so that unread request bytes do not turn
 /// the close into a TCP reset that destroys the response before the client read it.

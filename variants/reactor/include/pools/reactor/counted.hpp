@@ -7,9 +7,11 @@
 // to get wrong in both directions: too short is a use-after-free, too long (a shared_ptr cycle)
 // is a leak that no crash will ever show. A live count that must return to zero once the work
 // is done turns a leak into a failing check; AddressSanitizer catches the use-after-free. The
-// server driver counts its sessions this way and reports the count in GET /stats as
-// pool.sessions_alive (server/drivers/reactor.cpp); the e2e suite checks that it falls back to
-// the one session still open once a flood of connections has gone.
+// server driver (server/drivers/reactor.cpp) counts its sessions with counted<session>, on a
+// session derived from the server core's callback_session rather than connection<>, and reports
+// the count in GET /stats as pool.sessions_alive; the e2e suite
+// (server/tests/e2e/hostile_tests.cpp) checks that it falls back to the one session still open
+// after 100 connections have been reset by the peer.
 #pragma once
 
 #include <atomic>
