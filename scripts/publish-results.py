@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Publishes a complete comparison run into docs/results/: the numbers the READMEs quote.
+
+  ./scripts/compare.sh --full && scripts/publish-results.py
+
+Copies bench/results/latest/ (what compare.sh wrote) to docs/results/:
+  results.md, results.png, results.json -> comparison.md, comparison.png, comparison.json
+  http/http.md, http/http.json          -> http.md, http.json
+and heads http.md with the run's command, commit, date and machine (results.md has them already).
+Refuses a quick run (its numbers are a first look, not a publication) and a run whose commit is not
+HEAD, so a published table always names the code that made it; with --changed-since-ok a run of an
+earlier commit is published with the list of files changed since written under its header (for
+commits that change only docs or comments). Exit 2 with the reason.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fail(msg):
+    print(f"publish-results: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run", default=os.path.join(ROOT, "bench", "results", "latest"),
+                    help="the folder compare.sh wrote (default bench/results/latest)")
+    ap.add_argument("--to", default=os.path.join(ROOT, "docs", "results"), help="default docs/results")
+    ap.add_argument("--changed-since-ok", action="store_true",
+                    help="publish a run of an earlier commit, listing the files changed since")
+    args = ap.parse_args()
+
+    results = os.path.join(args.run, "results.json")
+    if not os.path.exists(results):
+        fail(f"no {os.path.relpath(results, ROOT)}: run ./scripts/compare.sh --full first")
+    run = json.load(open(results))
+    meta = run.get("meta", {})
+    if run.get("quick"):
+        fail("this is a quick run (a first look); publish a ./scripts/compare.sh --full run")
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
+    commit = meta.get("commit", "")
+    since = ""
+    if not commit or not head.startswith(commit) and not commit.startswith(head):
+        if not commit or not args.changed_since_ok:
+            fail(f"the run is of commit {commit or '(unknown)'}, HEAD is {head}: run it again on HEAD "
+                 "(or --changed-since-ok when the commits since change no measured code)")
+        changed = subprocess.run(["git", "diff", "--name-only", commit, "HEAD"], cwd=ROOT, capture_output=True,
+                                 text=True).stdout.split()
+        since = (f"Files changed between the measured commit {commit} and {head}, where this was published: "
+                 + ", ".join(f"`{c}`" for c in changed) + ".\n\n")
+    http_md = os.path.join(args.run, "http", "http.md")
+    if not os.path.exists(http_md):
+        fail(f"no {os.path.relpath(http_md, ROOT)}: the HTTP comparison did not run (is wrk installed?)")
+
+    os.makedirs(args.to, exist_ok=True)
+    for ext in ("md", "png", "json"):
+        shutil.copyfile(os.path.join(args.run, f"results.{ext}"), os.path.join(args.to, f"comparison.{ext}"))
+    shutil.copyfile(os.path.join(args.run, "http", "http.json"), os.path.join(args.to, "http.json"))
+    body = open(http_md).read()
+    http = json.load(open(os.path.join(args.run, "http", "http.json"))).get("meta", {})
+    with open(os.path.join(args.to, "http.md"), "w") as f:
+        f.write("# pools: HTTP comparison against nginx\n\n"
+                f"{http.get('time', '')} · {meta.get('cpu', '')} · commit {commit} · "
+                f"`{http.get('command', '')}` ({http.get('repeat')} interleaved rounds of "
+                f"{http.get('duration_s')}-second runs, medians), made by `./scripts/compare.sh --full` "
+                "after the bench run in [comparison.md](comparison.md).\n\n" + since + body)
+    if since:
+        md = os.path.join(args.to, "comparison.md")
+        text = open(md).read().split("\n\n", 1)
+        with open(md, "w") as f:
+            f.write(text[0] + "\n\n" + since + (text[1] if len(text) > 1 else ""))
+    for name in ("comparison.md", "comparison.png", "comparison.json", "http.md", "http.json"):
+        print(os.path.relpath(os.path.join(args.to, name), ROOT))
+
+
+if __name__ == "__main__":
+    main()
