@@ -45,7 +45,7 @@ class timer_queue {
     refresh_earliest();
   }
 
-  /// Cheap check from the scheduling loop: one relaxed load while nothing is armed.
+  /// Cheap check from the scheduling loop: one load (seq_cst: also a re-read of work_visible()).
   bool due() const noexcept {
     const auto e = earliest_.load(std::memory_order_seq_cst);
     return e != none && e <= to_ns(clock::now());
