@@ -29,6 +29,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench", "http"))
+import run as http_bench  # noqa: E402  (bench/http/run.py: the /sleep scenario's numbers)
 BUILDS = {  # build -> (preset, folder, extra configure flags, environment for the tests)
     "release": ("release", "build", [], {"POOLS_SANITIZED": "0"}),
     "asan": ("asan", "build-grade-asan", ["-DPOOLS_BUILD_BENCH=OFF"],
@@ -256,12 +258,13 @@ def main():
         md += ["", "## HTTP: one server thread; ratio to nginx (sleep: to Little's law)", "", *http_rows, "",
                f"Command: `{card['http_command']}`."]
         if any(r["scenario"] == "sleep" and not r["requests_per_s"] for r in card["http"]):
+            sleep_ms, conns = http_bench.SLEEP_MS, http_bench.SCENARIOS["sleep"].connections
             md += ["", "0 req/s on /sleep is expected of a pool whose task *blocks* while it waits (the futures "
                    "pool, and any pool served by the generic driver, server/drivers/generic.cpp): the one "
-                   "server thread sleeps 15 ms per request, so 1,000 connections queue for 15 s and wrk's 5 s "
-                   "timeout fails every request. The pools that suspend the request instead of the thread "
-                   "(coroutine and fiber timers, the reactor's timers) serve it; docs/server-four-ways.md "
-                   "explains why."]
+                   f"server thread sleeps {sleep_ms} ms per request, so {conns:,} connections queue for "
+                   f"{sleep_ms * conns / 1000:g} s and wrk's {http_bench.WRK_TIMEOUT_S} s timeout fails every "
+                   "request. The pools that suspend the request instead of the thread (coroutine and fiber "
+                   "timers, the reactor's timers) serve it; docs/server-four-ways.md explains why."]
     text = "\n".join(md) + "\n"
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(text)

@@ -47,7 +47,7 @@ def main():
                           text=True).stdout.strip()
     commit = meta.get("commit", "")
     since = ""
-    if not commit or not head.startswith(commit) and not commit.startswith(head):
+    if not (commit and (head.startswith(commit) or commit.startswith(head))):
         if not commit or not args.changed_since_ok:
             fail(f"the run is of commit {commit or '(unknown)'}, HEAD is {head}: run it again on HEAD "
                  "(or --changed-since-ok when the commits since change no measured code)")
@@ -60,8 +60,12 @@ def main():
         fail(f"no {os.path.relpath(http_md, ROOT)}: the HTTP comparison did not run (is wrk installed?)")
 
     os.makedirs(args.to, exist_ok=True)
-    for ext in ("md", "png", "json"):
+    for ext in ("png", "json"):
         shutil.copyfile(os.path.join(args.run, f"results.{ext}"), os.path.join(args.to, f"comparison.{ext}"))
+    # results.md: its title, then the files changed since the run (if any), then the rest.
+    title, _, rest = open(os.path.join(args.run, "results.md")).read().partition("\n\n")
+    with open(os.path.join(args.to, "comparison.md"), "w") as f:
+        f.write(title + "\n\n" + since + rest)
     shutil.copyfile(os.path.join(args.run, "http", "http.json"), os.path.join(args.to, "http.json"))
     body = open(http_md).read()
     http = json.load(open(os.path.join(args.run, "http", "http.json"))).get("meta", {})
@@ -71,11 +75,6 @@ def main():
                 f"`{http.get('command', '')}` ({http.get('repeat')} interleaved rounds of "
                 f"{http.get('duration_s')}-second runs, medians), made by `./scripts/compare.sh --full` "
                 "after the bench run in [comparison.md](comparison.md).\n\n" + since + body)
-    if since:
-        md = os.path.join(args.to, "comparison.md")
-        text = open(md).read().split("\n\n", 1)
-        with open(md, "w") as f:
-            f.write(text[0] + "\n\n" + since + (text[1] if len(text) > 1 else ""))
     for name in ("comparison.md", "comparison.png", "comparison.json", "http.md", "http.json"):
         print(os.path.relpath(os.path.join(args.to, name), ROOT))
 

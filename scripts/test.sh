@@ -7,11 +7,11 @@
 # Each preset is configured with -Werror (warnings are errors on GCC and Clang), built, and its
 # whole ctest suite run: unit tests, the conformance suite for every registered executor, bench
 # smoke tests, Relacy model checks, server tests. Formatting is checked first; after the clang
-# preset's build, clang-tidy checks every translation unit (scripts/tidy.sh, .clang-tidy). "handout" is a
-# futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and Boost.Fiber were
-# not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a hand-out needs only
-# what its variant needs. CMake notes that the Boost.Context switch went unused: nothing in a
-# futures-only configuration looks for Boost.Context, which is the point. "fuzz" builds the
+# preset's build, clang-tidy checks every translation unit (scripts/tidy.sh, .clang-tidy).
+# "handout" is a futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and
+# Boost.Fiber were not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a
+# hand-out needs only what its variant needs. CMake notes that the Boost.Context switch went
+# unused: nothing in a futures-only configuration looks for Boost.Context, which is the point. "fuzz" builds the
 # libFuzzer targets of the server core with Clang, ASan and UBSan, replays their seed corpora and
 # fuzzes each for 60 s (server/README.md, "Fuzzing").
 set -euo pipefail

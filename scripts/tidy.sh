@@ -38,14 +38,22 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 jobs=$(nproc)
 # -quiet: only findings. A file's findings are printed with the command that found them.
-run-clang-tidy -p "$build" -j "$jobs" -quiet "${code[@]}" >"$log" 2>&1 || true
+# run-clang-tidy exits non-zero when a clang-tidy run failed (a file that does not parse).
+rc=0
+run-clang-tidy -p "$build" -j "$jobs" -quiet "${code[@]}" >"$log" 2>&1 || rc=$?
 run-clang-tidy -p "$build" -j "$jobs" -quiet \
   -checks=-performance-inefficient-vector-operation,-performance-unnecessary-value-param \
-  "${tests[@]}" >>"$log" 2>&1 || true
+  "${tests[@]}" >>"$log" 2>&1 || rc=$?
 findings=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' | sort -u || true)
 count=$(grep -c . <<<"$findings" || true)
 echo "tidy.sh: ${#all[@]} translation units (${#tests[@]} tests), $count findings, $((SECONDS - start)) s"
 if [[ $count -gt 0 ]]; then
   sed "s|^$PWD/||" <<<"$findings"
+  exit 1
+fi
+if [[ $rc -ne 0 ]]; then
+  # Failed without a finding in the usual form: show the end of what it printed.
+  echo "tidy.sh: run-clang-tidy failed (exit $rc) without a finding; its last lines:" >&2
+  tail -n 20 "$log" >&2
   exit 1
 fi

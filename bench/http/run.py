@@ -43,6 +43,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 from progress import Progress  # noqa: E402  (bench/progress.py, shared with compare.py)
 SLEEP_MS = 15
+WRK_TIMEOUT_S = 5  # wrk counts a request unanswered after this long as a timeout
 
 
 @dataclass
@@ -214,7 +215,7 @@ LATENCY = re.compile(r"^\s+(50|99)(?:\.0+)?%\s+([\d.]+)(us|ms|s)\s*$", re.M)
 
 def wrk(args, subject, scenario: Scenario, duration: int) -> dict:
     url = f"http://127.0.0.1:{subject.port}"
-    cmd = [args.wrk, "-t1", f"-c{scenario.connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
+    cmd = [args.wrk, "-t1", f"-c{scenario.connections}", f"-d{duration}s", "--latency", "--timeout", f"{WRK_TIMEOUT_S}s"]
     if scenario.pipeline > 1:
         cmd += ["-s", str(HERE / "pipeline.lua"), url, "--", str(scenario.pipeline), scenario.path]
     else:

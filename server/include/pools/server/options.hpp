@@ -24,8 +24,8 @@ inline constexpr std::size_t max_pipeline = 64;
 inline constexpr std::uint64_t max_fib_n = 35;  ///< fib(35) is ~30 million calls: seconds, not hours
 inline constexpr std::uint64_t max_busy_ms = 1'000;
 inline constexpr std::uint64_t max_sleep_ms = 10'000;
-inline constexpr std::uint64_t busy_default_min_ms = 10;  ///< /busy without ?ms= spins 10..20 ms,
-inline constexpr std::uint64_t busy_default_max_ms = 20;  ///< the thesis server's range
+inline constexpr std::uint64_t busy_default_min_ms = 10;  ///< /busy without ?ms= spins a uniformly
+inline constexpr std::uint64_t busy_default_max_ms = 20;  ///< random 10..20 ms (router.cpp)
 /// After the last response of a closing connection the server half-closes and keeps reading (and
 /// discarding) for at most this long or this many bytes, so that unread request bytes do not turn
 /// the close into a TCP reset that destroys the response before the client read it.
