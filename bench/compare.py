@@ -20,6 +20,13 @@ further from 1.00 than that has no measurable difference from the reference.
 
   bench/compare.py --build build --out bench/results/latest [--threads 2] [--reps 3] [--rounds 3]
                    [--subjects futures,tbb] [--workloads fib,submit] [--timeout 300]
+                   [--baseline OTHER_BUILD]
+
+--baseline OTHER_BUILD answers "did this change make a pool slower?": every variant (and flavour)
+built there runs too, as "<subject>@base", right after the subject in every round, and results.md
+gets a table of subject ÷ subject@base. Every workload then also runs the reference twice, so each
+column has its noise floor. OTHER_BUILD is another build directory: of the commit before the change
+(a git worktree), or of the same sources configured otherwise (-DPOOLS_TRACE=ON against off).
 """
 import argparse
 import datetime
@@ -91,6 +98,19 @@ def read_flavours(variants):
     return flavours
 
 
+def baseline_commit(build):
+    """The commit of the sources a build directory was configured from (its CMakeCache.txt)."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            src = next(l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_HOME_DIRECTORY:"))
+        out = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return (out.stdout.strip() or "unknown") + (" + uncommitted changes" if dirty else "")
+    except (OSError, StopIteration):
+        return "unknown"
+
+
 def find_binary(build, subject):
     subject = subject.split("/", 1)[0]  # a flavour runs its variant's binary
     hits = sorted(glob.glob(os.path.join(build, "**", f"bench_{subject}"), recursive=True))
@@ -144,13 +164,14 @@ def run_one(binary, subject, workload, args, out_dir, env, progress):
 
 
 AGAIN = "/again"  # suffix of the reference's second run (find_binary maps it to the reference)
+BASE = "@base"  # suffix of a subject run from the --baseline build
 
 
 def plan(subjects, workload, args):
     """The subjects run for `workload` (with the reference's second run) and how many rounds."""
     rounds = args.rounds if workload in ROUNDS_WORKLOADS else 1
     ref = MEASURE[workload][3]
-    if workload in ROUNDS_WORKLOADS and ref in subjects:
+    if (workload in ROUNDS_WORKLOADS or args.baseline) and ref in subjects:
         subjects = subjects + [ref + AGAIN]  # last, so the rotation keeps it apart from the first run
     return subjects, rounds
 
@@ -167,6 +188,7 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
                 progress.advance()
                 continue  # unsupported or failed: once is enough
             base = s[:-len(AGAIN)] if s.endswith(AGAIN) else s
+            plain = base.removesuffix(BASE)  # a baseline run has its subject's flavour
             if args.quick and k > 0 and base in SLOW_SUBJECTS:
                 progress.advance()
                 continue  # quick: a slow reference runs in the first round only
@@ -176,7 +198,7 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
                 progress.advance()
                 continue
             progress.start(f"{s} × {workload}" + (f" (round {k + 1}/{rounds})" if rounds > 1 else ""))
-            runs[s].append(run_one(binaries[base], s, workload, args, args.out, flavours.get(s), progress))
+            runs[s].append(run_one(binaries[base], s, workload, args, args.out, flavours.get(plain), progress))
             progress.advance()
     records = []
     for s in subjects:
@@ -231,6 +253,7 @@ def markdown(records, args, subjects, meta):
                   "this run's noise floor: a subject no further from 1.00 than that is not measurably "
                   "different from the reference."]
     lines.append("")
+    lines += baseline_table(by, args, subjects, meta)
     for w in args.workloads:
         key, unit, better, ref_name = MEASURE[w]
         ref = by.get((ref_name, w))
@@ -257,6 +280,34 @@ def markdown(records, args, subjects, meta):
                          f"{human(r['max_ns'], 'time')} | {r['max_rss_kib'] / 1024:.1f} MiB | {extra} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def baseline_table(by, args, subjects, meta):
+    """--baseline: each subject ÷ the same subject from the other build, with the noise floor."""
+    if not args.baseline:
+        return []
+    lines = [f"## Against the baseline build: subject ÷ subject{BASE}", "",
+             f"This build: `{args.build}` (commit {meta['commit']}); baseline: `{args.baseline}` "
+             f"(commit {meta['baseline_commit']}). Below 1: faster than the baseline (for speedup, above 1).", "",
+             "| subject | " + " | ".join(args.workloads) + " |", "|---|" + "---|" * len(args.workloads)]
+    floors = []
+    for w in args.workloads:
+        ref_name = MEASURE[w][3]
+        r, a = by.get((ref_name, w)), by.get((ref_name + AGAIN, w))
+        v, av = (value_of(r, w) if r else None), (value_of(a, w) if a else None)
+        floors.append(f"{av / v:.2f}" if v and av else "—")
+    for s in subjects:
+        if s.endswith(BASE) or (s + BASE) not in subjects:
+            continue
+        cells = []
+        for w in args.workloads:
+            r, b = by.get((s, w)), by.get((s + BASE, w))
+            v, bv = (value_of(r, w) if r else None), (value_of(b, w) if b else None)
+            cells.append(f"{v / bv:.2f}" if v is not None and bv else "—")
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    lines += ["| *noise floor (reference/again ÷ reference)* | " + " | ".join(floors) + " |", "",
+              "A ratio no further from 1.00 than the floor of its column is no measurable difference.", ""]
+    return lines
 
 
 def plot(records, args, subjects, path):
@@ -316,6 +367,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per (subject, workload) run")
     ap.add_argument("--subjects", help="comma list (default: every registered variant and built reference)")
     ap.add_argument("--workloads", help="comma list (default: all)")
+    ap.add_argument("--baseline", help="another build directory: its variants run as <subject>@base beside "
+                                       "this build's, and results.md shows subject ÷ subject@base")
     args = ap.parse_args()
     if args.reps is None:
         args.reps = 1 if args.quick else 3
@@ -345,11 +398,25 @@ def main():
         elif s.split("/", 1)[0] in variants or args.subjects:
             fail(f"bench_{s} is not built in {args.build} (cmake --build {args.build} --target bench_{s})")
     subjects = [s for s in subjects if s in binaries]
+    if args.baseline:
+        if not os.path.exists(os.path.join(args.baseline, "pools_variants.txt")):
+            fail(f"--baseline {args.baseline}: not a build directory (no pools_variants.txt)")
+        with_base = []
+        for s in subjects:
+            with_base.append(s)
+            b = find_binary(args.baseline, s) if s.split("/", 1)[0] in variants else None
+            if b:
+                binaries[s + BASE] = b
+                with_base.append(s + BASE)  # right after its subject: the same conditions
+        subjects = with_base
 
     os.makedirs(os.path.join(args.out, "raw"), exist_ok=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown"}
+    if args.baseline:
+        meta["baseline"] = args.baseline
+        meta["baseline_commit"] = baseline_commit(args.baseline)
 
     records = []
     total = 0

@@ -53,6 +53,36 @@ function(pools_add_test target)
                        ENVIRONMENT "${POOLS_TEST_ENV}")
 endfunction()
 
+# pools_add_trace_tests(<name> STEALS <yes|no> WORKLOAD <bench arguments>...)
+# With -DPOOLS_TRACE=ON: trace_<name> runs bench_<name> with --trace and checks the file
+# (scripts/trace-run.py, scripts/check-trace.py: Trace Event format, two worker tracks, steal
+# arrows when STEALS is yes, none when no, either when it is not given); trace_<name>_textbook the
+# same on the textbook pool, which has one shared queue and so never steals. WORKLOAD defaults to
+# "--workload fib --n 24".
+function(pools_add_trace_tests name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "STEALS" "WORKLOAD")
+  if(NOT POOLS_TRACE OR NOT POOLS_BUILD_TESTS OR NOT Python3_Interpreter_FOUND)
+    return()
+  endif()
+  if(NOT arg_STEALS MATCHES "^(yes|no|)$")
+    message(FATAL_ERROR "pools_add_variant(${name}): TRACE_STEALS must be yes or no, not '${arg_STEALS}'")
+  endif()
+  if(NOT arg_WORKLOAD)
+    set(arg_WORKLOAD --workload fib --n 24)
+  endif()
+  set(_steals "")
+  if(arg_STEALS STREQUAL "yes")
+    set(_steals --steals)
+  elseif(arg_STEALS STREQUAL "no")
+    set(_steals --no-steals)
+  endif()
+  set(_run ${Python3_EXECUTABLE} ${POOLS_ROOT}/scripts/trace-run.py bench $<TARGET_FILE:bench_${name}>)
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/trace_${name})
+  add_test(NAME trace_${name} COMMAND ${_run} ${_out}.json ${arg_WORKLOAD} --workers 2 ${_steals})
+  add_test(NAME trace_${name}_textbook COMMAND ${_run} ${_out}_textbook.json --textbook ${arg_WORKLOAD} --workers 2 --no-steals)
+  set_tests_properties(trace_${name} trace_${name}_textbook PROPERTIES TIMEOUT 300 LABELS "trace;${name}")
+endfunction()
+
 # pools_add_conformance(<name> TYPES <C++ type>... HEADERS <header>... LINK <target>...)
 # Compiles the one conformance suite (common/conformance/) over the given executor types.
 function(pools_add_conformance name)
@@ -161,7 +191,7 @@ endfunction()
 #   variant_<name>             builds all of the above
 # After the call, ${POOLS_VARIANT} holds <name>: use it for any further target names.
 function(pools_add_variant name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "EXECUTORS;HEADERS;SOURCES;LINK;TEST_LINK;BENCH_LINK")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TRACE_STEALS" "EXECUTORS;HEADERS;SOURCES;LINK;TEST_LINK;BENCH_LINK;TRACE_WORKLOAD")
   if(NOT arg_EXECUTORS OR NOT arg_HEADERS)
     message(FATAL_ERROR "pools_add_variant(${name}) needs EXECUTORS and HEADERS")
   endif()
@@ -202,6 +232,7 @@ function(pools_add_variant name)
     endif()
     list(APPEND _parts bench_${name})
     pools_add_flavour_smoke_tests(${name} ${_src}/bench/flavours.txt)
+    pools_add_trace_tests(${name} STEALS "${arg_TRACE_STEALS}" WORKLOAD ${arg_TRACE_WORKLOAD})
   endif()
 
   if(COMMAND pools_add_server)

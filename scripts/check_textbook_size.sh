@@ -2,6 +2,9 @@
 # Checks that a variant's textbook pool reads in one sitting: its files (the header
 # include/pools/<name>/textbook_pool.hpp and any src/*textbook*.cpp) hold at most LIMIT lines of
 # code, counted by cloc (blank lines and comments excluded), and prints the count per file.
+# A line that is only a trace hook (POOLS_TRACE_...(...); pools/trace.hpp, maybe under an
+# `if (...)`), or the include of that header, is not counted: it compiles to nothing in a default
+# build and is not the pool's idea.
 #
 #   scripts/check_textbook_size.sh <variant folder> [LIMIT=150]
 set -euo pipefail
@@ -14,7 +17,11 @@ mapfile -t files < <(ls "$dir/include/pools/$name/textbook_pool.hpp" "$dir"/src/
 total=0
 for f in "${files[@]}"; do
   # --csv: "files,language,blank,comment,code" rows; the SUM row is absent for one file.
-  code=$(cloc --quiet --csv --force-lang="C++" "$f" | awk -F, '$2 == "C++" { print $5 }')
+  stripped=$(mktemp --suffix=.cpp)
+  grep -Ev '^[[:space:]]*((if \(.*\) )?POOLS_TRACE_[A-Z_]+\(.*\);[[:space:]]*(//.*)?|#include <pools/trace\.hpp>)$' "$f" \
+    >"$stripped" || true
+  code=$(cloc --quiet --csv --force-lang="C++" "$stripped" | awk -F, '$2 == "C++" { print $5 }')
+  rm -f "$stripped"
   echo "$code code lines  $f"
   total=$((total + code))
 done

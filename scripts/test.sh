@@ -7,7 +7,10 @@
 # Each preset is configured with -Werror (warnings are errors on GCC and Clang), built, and its
 # whole ctest suite run: unit tests, the conformance suite for every registered executor, bench
 # smoke tests, Relacy model checks, server tests. Formatting is checked first; after the clang
-# preset's build, clang-tidy checks every translation unit (scripts/tidy.sh, .clang-tidy).
+# preset's build, clang-tidy checks every translation unit (scripts/tidy.sh, .clang-tidy). The
+# clang preset also records scheduler events (-DPOOLS_TRACE=ON): its trace_* tests run every
+# bench and server with --trace and check the files (scripts/trace-run.py); the other presets
+# build the default, hook-free code.
 # "handout" is a futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and
 # Boost.Fiber were not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a
 # hand-out needs only what its variant needs. CMake notes that the Boost.Context switch went

@@ -33,16 +33,30 @@ std::uint64_t now_ns() noexcept {
 
 constinit thread_local detail::ring* tl_ring = nullptr;
 
+// Marks the thread's ring as ended when the thread exits, so that the export can tell a worker
+// that was idle through the window (a track, empty) from one of a pool destroyed before it (none).
+struct exit_marker {
+  exit_marker() = default;
+  exit_marker(const exit_marker&) = delete;
+  exit_marker& operator=(const exit_marker&) = delete;
+  ~exit_marker() {
+    if (tl_ring != nullptr) tl_ring->exited_ns.store(now_ns(), std::memory_order_relaxed);
+  }
+};
+
 detail::ring& my_ring() noexcept {
   if (tl_ring == nullptr) {
     auto& reg = detail::the_registry();
     std::lock_guard lock(reg.mutex);
     auto r = std::make_unique<detail::ring>();
-    r->records = std::make_unique<record[]>(ring_capacity);
+    // _for_overwrite: no zeroing, so a thread that records little touches few of the 8 MiB.
+    r->records = std::make_unique_for_overwrite<record[]>(ring_capacity);
     r->track = static_cast<std::uint16_t>(reg.rings.size());
     r->name = fmt::format("thread {}", r->track);
     tl_ring = r.get();
     reg.rings.push_back(std::move(r));
+    static thread_local exit_marker marker;  // constructed here, destroyed as the thread exits
+    (void)marker;
   }
   return *tl_ring;
 }
@@ -68,8 +82,17 @@ void name_worker(const void* pool, std::string_view pool_name, unsigned index) n
   r.name = fmt::format("{} worker {}", pool_name, index);
 }
 
+void name_thread(std::string_view name) noexcept {
+  my_ring().name = std::string(name);
+}
+
 void mark() noexcept {
-  detail::the_registry().mark_ns.store(now_ns(), std::memory_order_relaxed);
+  auto& reg = detail::the_registry();
+  std::lock_guard lock(reg.mutex);
+  reg.mark_ns.store(now_ns(), std::memory_order_relaxed);
+  // Where each ring stands, to count the events recorded from here on (summary::recorded), those
+  // the ring overwrites included. relaxed: a count, read again by the exporter after the joins.
+  for (const auto& r : reg.rings) r->head_at_mark = r->head.load(std::memory_order_relaxed);
 }
 
 }  // namespace pools::trace

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -81,16 +82,31 @@ class exporter {
     for (const auto& r : reg.rings) {
       // acquire: pairs with the owner's release; the owner has stopped (see the header).
       const std::uint64_t head = r->head.load(std::memory_order_acquire);
+      recorded_ += head - r->head_at_mark;
       const std::uint64_t first = head > ring_capacity ? head - ring_capacity : 0;
       std::vector<record> recs;
+      std::vector<record> open;  // begins before the window whose end is not: carried into it
       recs.reserve(head - first);
       for (std::uint64_t i = first; i < head; ++i) {
         const record& rec = r->records[i & (ring_capacity - 1)];
-        if (rec.ns >= mark) recs.push_back(rec);
+        if (rec.ns >= mark) {
+          recs.push_back(rec);
+        } else if (rec.what == event::task_begin || rec.what == event::park_begin) {
+          open.push_back(rec);
+        } else if ((rec.what == event::task_end || rec.what == event::park_end) && !open.empty()) {
+          open.pop_back();
+        }
       }
       // Wrapped, and the oldest record kept is already inside the window: some were lost.
       if (first > 0 && !recs.empty() && recs.size() == head - first) ++truncated_;
-      tracks_.push_back({r->name, r->pool, r->index, r->named_ns, std::move(recs), {}});
+      // A worker asleep (or in a task) as the window opens shows so from its first instant.
+      for (record& o : open) o.ns = mark;
+      recs.insert(recs.begin(), open.begin(), open.end());
+      // A worker alive in the window keeps its track even if it recorded nothing there (it was
+      // idle: that is worth seeing); one that had ended before the window is left out.
+      const std::uint64_t exited = r->exited_ns.load(std::memory_order_relaxed);
+      const bool idle_worker = r->pool != 0 && (exited == 0 || exited >= mark);
+      tracks_.push_back({r->name, r->pool, r->index, r->named_ns, std::move(recs), {}, idle_worker});
     }
     t0_ = ~std::uint64_t{0};
     for (const auto& t : tracks_)
@@ -100,7 +116,9 @@ class exporter {
   summary run(std::ostream& out) {
     summary s;
     s.truncated_tracks = truncated_;
+    s.recorded = recorded_;
     for (std::uint32_t t = 0; t < tracks_.size(); ++t) slices_and_instants(t, s);
+    async_slices();
     flows(s);
     sleep_with_work(s);
     write(out);
@@ -115,6 +133,7 @@ class exporter {
     std::uint64_t named_ns;
     std::vector<record> recs;
     std::vector<slice> slices;  // by begin, after slices_and_instants()
+    bool shown_empty = false;   // exported even without records (a worker idle in the window)
   };
 
   double us(std::uint64_t ns) const { return static_cast<double>(ns - t0_) / 1000.0; }
@@ -136,6 +155,7 @@ class exporter {
     track& t = tracks_[tid];
     track_summary ts;
     ts.name = t.name;
+    ts.worker = t.pool != 0;
     std::vector<record> tasks, parks;  // open begins (a stack each)
     for (const record& r : t.recs) {
       ++s.events;
@@ -163,29 +183,23 @@ class exporter {
           break;
         case event::conn_accepted:
         case event::request_begin:
-          async_open_[{r.what, r.id}].push_back({tid, r.ns});
-          break;
         case event::conn_closed:
-        case event::request_end: {
-          const event opener = r.what == event::conn_closed ? event::conn_accepted : event::request_begin;
-          auto it = async_open_.find({opener, r.id});
-          if (it == async_open_.end() || it->second.empty()) break;
-          const auto [btid, bns] = it->second.front();
-          it->second.erase(it->second.begin());
-          const std::string id = fmt::format("{}", ++async_ids_);
-          const json args = {{"id", fmt::format("{:#x}", r.id)}};
-          add(btid, bns, 0,
-              {{"ph", "b"}, {"name", name_of(r.what)}, {"cat", "server"}, {"id", id}, {"args", args}});
-          add(tid, r.ns, 0, {{"ph", "e"}, {"name", name_of(r.what)}, {"cat", "server"}, {"id", id}});
+        case event::request_end:
+          async_.push_back({tid, r});  // paired in time order over all tracks: async_slices()
           break;
-        }
         case event::queue_depth:
           add(tid, r.ns, 0, {{"ph", "C"}, {"name", "queue depth"}, {"args", {{"items", r.arg}}}});
           break;
         default: {
           json args = {{"id", fmt::format("{:#x}", r.id)}};
           if (r.what == event::steal) args["victim"] = r.arg;
-          if (r.what == event::wake) args["woken"] = r.arg;
+          if (r.what == event::wake) {
+            if (r.arg == any_worker) {
+              args["woken"] = "any (a condition variable's notify)";
+            } else {
+              args["woken"] = r.arg;
+            }
+          }
           if (r.what == event::fiber_migrate) args["from"] = r.arg;
           if (r.what == event::post) args["from_worker"] = r.from_worker;
           add(tid, r.ns, 0, {{"ph", "i"}, {"s", "t"}, {"name", name_of(r.what)}, {"args", std::move(args)}});
@@ -200,6 +214,31 @@ class exporter {
     std::sort(t.slices.begin(), t.slices.end(),
               [](const slice& a, const slice& b) { return a.begin < b.begin; });
     s.tracks.push_back(std::move(ts));
+  }
+
+  /// A connection or a request begins on one thread and may end on another: its ends are paired
+  /// in time order over all tracks, each end with the oldest open begin of the same object (a
+  /// connection answers its requests in order).
+  void async_slices() {
+    std::stable_sort(async_.begin(), async_.end(),
+                     [](const auto& a, const auto& b) { return a.second.ns < b.second.ns; });
+    std::map<std::pair<event, std::uint64_t>, std::deque<std::pair<std::uint32_t, std::uint64_t>>> open;
+    for (const auto& [tid, r] : async_) {
+      if (r.what == event::conn_accepted || r.what == event::request_begin) {
+        open[{r.what, r.id}].push_back({tid, r.ns});
+        continue;
+      }
+      const event opener = r.what == event::conn_closed ? event::conn_accepted : event::request_begin;
+      auto it = open.find({opener, r.id});
+      if (it == open.end() || it->second.empty()) continue;  // its begin is before the window
+      const auto [btid, bns] = it->second.front();
+      it->second.pop_front();
+      const std::string id = fmt::format("{}", ++async_ids_);
+      const json args = {{"id", fmt::format("{:#x}", r.id)}};
+      add(btid, bns, 0,
+          {{"ph", "b"}, {"name", name_of(r.what)}, {"cat", "server"}, {"id", id}, {"args", args}});
+      add(tid, r.ns, 0, {{"ph", "e"}, {"name", name_of(r.what)}, {"cat", "server"}, {"id", id}});
+    }
   }
 
   /// A slice of track `tid` that contains `ns` strictly inside, or nullptr.
@@ -348,7 +387,7 @@ class exporter {
     out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     out << json{{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", "pools"}}}}.dump();
     for (std::uint32_t t = 0; t < tracks_.size(); ++t) {
-      if (tracks_[t].recs.empty()) continue;
+      if (tracks_[t].recs.empty() && !tracks_[t].shown_empty) continue;
       out << ",\n"
           << json{{"ph", "M"},
                   {"name", "thread_name"},
@@ -371,9 +410,10 @@ class exporter {
   std::vector<track> tracks_;
   std::uint64_t t0_ = 0;
   std::vector<out_event> events_;
-  std::map<std::pair<event, std::uint64_t>, std::vector<std::pair<std::uint32_t, std::uint64_t>>> async_open_;
+  std::vector<std::pair<std::uint32_t, record>> async_;  // connection and request events
   std::uint64_t async_ids_ = 0;
   std::uint64_t truncated_ = 0;
+  std::uint64_t recorded_ = 0;
 };
 
 }  // namespace
@@ -389,20 +429,21 @@ summary write_chrome_json(const std::string& path) {
 }
 
 void print_summary(const summary& s, std::FILE* out) {
-  fmt::print(out, "trace: {} events, {} flow arrows\n", s.events, s.flows);
+  fmt::print(out, "trace: {} events recorded, {} of them exported (still in the rings), {} flow arrows\n",
+             s.recorded, s.events, s.flows);
   if (s.truncated_tracks != 0)
     fmt::print(out,
                "trace: {} thread(s) overwrote older events (ring of {} records each): counts are partial\n",
                s.truncated_tracks, ring_capacity);
-  fmt::print(out, "{:<24} {:>9} {:>9} {:>7} {:>7} {:>7} {:>12} {:>22}\n", "track", "tasks", "posts", "steals",
+  fmt::print(out, "{:<30} {:>9} {:>9} {:>7} {:>7} {:>7} {:>12} {:>22}\n", "track", "tasks", "posts", "steals",
              "parks", "wakes", "asleep ms", "mean asleep w/ work us");
   const auto row = [&](const track_summary& t) {
     const double mean = t.parks != 0 ? t.asleep_with_work_ns / static_cast<double>(t.parks) / 1000.0 : 0.0;
-    fmt::print(out, "{:<24} {:>9} {:>9} {:>7} {:>7} {:>7} {:>12.3f} {:>22.2f}\n", t.name, t.tasks, t.posts,
+    fmt::print(out, "{:<30} {:>9} {:>9} {:>7} {:>7} {:>7} {:>12.3f} {:>22.2f}\n", t.name, t.tasks, t.posts,
                t.steals, t.parks, t.wakes, t.asleep_ns / 1e6, mean);
   };
   for (const auto& t : s.tracks)
-    if (t.tasks + t.posts + t.steals + t.parks + t.wakes != 0) row(t);
+    if (t.worker || t.tasks + t.posts + t.steals + t.parks + t.wakes != 0) row(t);
   row(s.total);
 }
 

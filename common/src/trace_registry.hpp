@@ -13,13 +13,15 @@
 namespace pools::trace::detail {
 
 struct ring {
-  std::unique_ptr<record[]> records;   // ring_capacity records; slot = count % ring_capacity
-  std::atomic<std::uint64_t> head{0};  // records written so far (only the owner thread writes)
-  std::uint16_t track = 0;             // index in the registry
-  std::uint64_t pool = 0;              // name_worker(): the pool this thread works for (0: none)
-  unsigned index = 0;                  // ... and its index there
-  std::uint64_t named_ns = 0;          // when name_worker() was called
-  std::string name;                    // the track's name in the export
+  std::unique_ptr<record[]> records;        // ring_capacity records; slot = count % ring_capacity
+  std::atomic<std::uint64_t> head{0};       // records written so far (only the owner thread writes)
+  std::uint16_t track = 0;                  // index in the registry
+  std::uint64_t pool = 0;                   // name_worker(): the pool this thread works for (0: none)
+  unsigned index = 0;                       // ... and its index there
+  std::uint64_t named_ns = 0;               // when name_worker() was called
+  std::atomic<std::uint64_t> exited_ns{0};  // when the thread ended (0: still running)
+  std::uint64_t head_at_mark = 0;           // `head` when mark() was last called
+  std::string name;                         // the track's name in the export
 };
 
 struct registry {

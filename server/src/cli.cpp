@@ -1,4 +1,5 @@
 #include <pools/server/cli.hpp>
+#include <pools/trace.hpp>
 
 #include <arpa/inet.h>
 #include <boost/program_options.hpp>
@@ -56,7 +57,10 @@ po::options_description describe(const program& prog) {
     ("shutdown-timeout-ms", po::value<std::string>()->default_value("10000"), "SIGINT/SIGTERM: in-flight requests "
                                                                              "get this long to finish")
     ("address", po::value<std::string>()->default_value("127.0.0.1"), "IP address to listen on")
-    ("access-log", po::bool_switch(), "log one line per response on stderr");
+    ("access-log", po::bool_switch(), "log one line per response on stderr")
+    ("trace", po::value<std::string>(), "on exit, write the pool's and the connections' events (the last "
+        "ones of each thread) to FILE as Chrome Trace Event JSON for Perfetto, and print a summary; "
+        "needs a build configured with -DPOOLS_TRACE=ON");
   // clang-format on
   return d;
 }
@@ -93,6 +97,11 @@ std::variant<options, int> parse_command_line(const program& prog, int argc, con
     o.header_timeout = std::chrono::milliseconds(number(vm, "header-timeout-ms", 1, 3'600'000));
     o.shutdown_timeout = std::chrono::milliseconds(number(vm, "shutdown-timeout-ms", 0, 3'600'000));
     o.access_log = vm["access-log"].as<bool>();
+    if (vm.count("trace")) {
+      if (!pools::trace::compiled_in) return fail(std::string(pools::trace::not_compiled_message));
+      o.trace = vm["trace"].as<std::string>();
+      if (o.trace.empty()) return fail("--trace needs a file name");
+    }
 
     o.address = vm["address"].as<std::string>();
     unsigned char probe[16];

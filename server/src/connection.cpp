@@ -1,6 +1,7 @@
 #include <pools/server/app.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/log.hpp>
+#include <pools/trace.hpp>
 
 #include <algorithm>
 #include <cassert>
@@ -136,6 +137,7 @@ struct connection::state {
 
   void dispatch(request&& req) {
     ++parsed;
+    POOLS_TRACE_REQUEST_BEGIN(POOLS_TRACE_ID(this));
     app.counters().requests.fetch_add(1, std::memory_order_relaxed);
     slot s = make_slot(req);
     if (refused) {
@@ -161,6 +163,7 @@ struct connection::state {
   /// The stream cannot be parsed any further: answer `status` and close.
   void dispatch_error(int status, std::string_view reason) {
     ++parsed;
+    POOLS_TRACE_REQUEST_BEGIN(POOLS_TRACE_ID(this));
     app.counters().requests.fetch_add(1, std::memory_order_relaxed);
     request unparsed;
     unparsed.method_name = "-";
@@ -272,6 +275,7 @@ struct connection::state {
   }
 
   void account(const slot& s, std::uint64_t bytes) {
+    POOLS_TRACE_REQUEST_END(POOLS_TRACE_ID(this));  // (responses leave in request order)
     auto& c = app.counters();
     c.responses.fetch_add(1, std::memory_order_relaxed);
     if (s.resp.status >= 500)
@@ -303,6 +307,7 @@ struct connection::state {
 };
 
 connection::connection(app& a, std::string peer) : s_(std::make_unique<state>(a, std::move(peer))) {
+  POOLS_TRACE_CONN_ACCEPTED(POOLS_TRACE_ID(s_.get()));
   auto& c = a.counters();
   const auto open = c.open.fetch_add(1, std::memory_order_relaxed) + 1;
   if (open > a.opts().max_connections) {
@@ -315,6 +320,7 @@ connection::connection(app& a, std::string peer) : s_(std::make_unique<state>(a,
 }
 
 connection::~connection() {
+  POOLS_TRACE_CONN_CLOSED(POOLS_TRACE_ID(s_.get()));
   if (!s_->refused) s_->app.counters().open.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -360,6 +366,7 @@ std::span<char> connection::read_buffer() {
 
 void connection::commit(std::size_t n) {
   auto& s = *s_;
+  POOLS_TRACE_IO_COMPLETION(POOLS_TRACE_ID(&s));  // a read completed
   s.reading = false;
   if (n == 0) return;
   s.last_activity = clock::now();
@@ -385,6 +392,7 @@ std::span<const char> connection::output() const {
 
 void connection::consume(std::size_t n) {
   auto& s = *s_;
+  POOLS_TRACE_IO_COMPLETION(POOLS_TRACE_ID(&s));  // a write completed
   s.writing = false;
   s.out_pos = std::min(s.out.size(), s.out_pos + n);
   if (s.out_pos == s.out.size()) s.out.clear(), s.out_pos = 0;

@@ -1,5 +1,7 @@
 #include <pools/server/log.hpp>
 #include <pools/server/main.hpp>
+#include <pools/trace.hpp>
+#include <pools/trace_export.hpp>
 
 #include <csignal>
 #include <exception>
@@ -23,9 +25,19 @@ int run(const program& prog, int argc, char** argv, const std::function<void(app
         o.threads, o.strategy.empty() ? "" : ", strategy " + o.strategy,
         o.root.empty() ? "(none)" : o.root.string(), o.max_body, o.max_connections, o.idle_timeout.count(),
         o.header_timeout.count(), o.shutdown_timeout.count());
+    POOLS_TRACE_THREAD("server main thread");
     serve(a);
     const auto& c = a.counters();
     log_info("stopped after {} requests on {} connections", c.requests.load(), c.accepted.load());
+    // serve() has destroyed the pool: its threads have stopped writing their rings. (if constexpr:
+    // without POOLS_TRACE no trace code is linked.)
+    if constexpr (pools::trace::compiled_in) {
+      if (!o.trace.empty()) {
+        // stderr, with the logs: stdout carries only the "listening on" line.
+        pools::trace::print_summary(pools::trace::write_chrome_json(o.trace), stderr);
+        log_info("trace written to {} (open it in https://ui.perfetto.dev)", o.trace);
+      }
+    }
     return 0;
   } catch (const std::exception& e) {
     log_error("{}", e.what());

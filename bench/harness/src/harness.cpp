@@ -256,6 +256,7 @@ int suite::main(int argc, char** argv) {
     return 0;
   }
 
+  POOLS_TRACE_THREAD("bench main thread");
   repetition rep = impl->second(p);
   std::vector<double> times;
   std::map<std::string, std::vector<double>> metric_samples;

@@ -12,7 +12,8 @@
 //
 // The switch is the CMake option POOLS_TRACE (OFF by default), which defines POOLS_TRACE=1 for
 // everything linking pools::common. Without it every macro expands to ((void)0) and its
-// arguments are not evaluated: the default build compiles the same code as before the hooks.
+// arguments are not evaluated (POOLS_TRACE_WORKER's are, see there): the default build compiles
+// the same code as before the hooks.
 // pools/trace_export.hpp turns the rings into Chrome Trace Event JSON (write_chrome_json).
 #pragma once
 
@@ -67,6 +68,10 @@ struct record {
 };
 static_assert(sizeof(record) == 32);
 
+/// `arg` of a wake that does not know whom it wakes (a condition variable's notify_one): the
+/// export shows the instant, without an arrow.
+inline constexpr std::uint32_t any_worker = 0xffffffffU;
+
 /// Records kept per thread (the last ones).
 inline constexpr std::uint32_t ring_capacity = std::uint32_t{1} << 18;
 
@@ -77,8 +82,15 @@ void emit(event what, std::uint64_t id, std::uint64_t pool, std::uint32_t arg) n
 /// so that a `wake` of that worker finds its track. Call at the start of a worker thread.
 void name_worker(const void* pool, std::string_view pool_name, unsigned index) noexcept;
 
+/// Names the calling thread's track (a thread outside any pool: "server main thread").
+void name_thread(std::string_view name) noexcept;
+
 /// From now on, the export leaves out what happened before (a bench marks its last repetition).
 void mark() noexcept;
+
+namespace detail {
+constexpr void unused(const auto&... /*args*/) noexcept {}
+}  // namespace detail
 
 /// A number for an object's address, for `id` and `pool`.
 inline std::uint64_t id_of(const void* p) noexcept {
@@ -92,9 +104,18 @@ inline std::uint64_t id_of(const void* p) noexcept {
   ::pools::trace::emit(::pools::trace::event::what, static_cast<std::uint64_t>(id), \
                        ::pools::trace::id_of(pool), static_cast<std::uint32_t>(arg))
 #define POOLS_TRACE_WORKER(pool, name, index) ::pools::trace::name_worker((pool), (name), (index))
+#define POOLS_TRACE_THREAD(name) ::pools::trace::name_thread(name)
+#define POOLS_TRACE_PARKED(pool, ...) \
+  (POOLS_TRACE_PARK_BEGIN(pool), (__VA_ARGS__), POOLS_TRACE_PARK_END(pool))
+#define POOLS_TRACE_TASK(id, ...) (POOLS_TRACE_TASK_BEGIN(id), (__VA_ARGS__), POOLS_TRACE_TASK_END(id))
 #else
 #define POOLS_TRACE_EMIT_(what, id, pool, arg) ((void)0)
-#define POOLS_TRACE_WORKER(pool, name, index) ((void)0)
+// name_worker's arguments are a pool's `this`, a literal and an index: free to evaluate, and
+// evaluated so that a worker loop's index parameter is not "unused" in a build without tracing.
+#define POOLS_TRACE_WORKER(pool, name, index) ::pools::trace::detail::unused((pool), (name), (index))
+#define POOLS_TRACE_THREAD(name) ((void)0)
+#define POOLS_TRACE_PARKED(pool, ...) (__VA_ARGS__)
+#define POOLS_TRACE_TASK(id, ...) (__VA_ARGS__)
 #endif
 
 // Task ids are addresses or counters; pass them as std::uint64_t-convertible values
@@ -106,7 +127,12 @@ inline std::uint64_t id_of(const void* p) noexcept {
 #define POOLS_TRACE_STEAL(pool, id, victim) POOLS_TRACE_EMIT_(steal, id, pool, victim)
 #define POOLS_TRACE_PARK_BEGIN(pool) POOLS_TRACE_EMIT_(park_begin, 0, pool, 0)
 #define POOLS_TRACE_PARK_END(pool) POOLS_TRACE_EMIT_(park_end, 0, pool, 0)
+// POOLS_TRACE_PARKED(pool, cv.wait(lock)): the wait expression, between a park_begin and a
+// park_end (one line in a textbook loop: `while (!ready) POOLS_TRACE_PARKED(this, cv.wait(lock));`).
+// POOLS_TRACE_TASK(id, run(task)): the same for running a task. Without tracing either one is
+// the expression alone (of type void: its value, if any, is discarded when tracing).
 #define POOLS_TRACE_WAKE(pool, index) POOLS_TRACE_EMIT_(wake, 0, pool, index)
+#define POOLS_TRACE_WAKE_ANY(pool) POOLS_TRACE_EMIT_(wake, 0, pool, ::pools::trace::any_worker)
 #define POOLS_TRACE_FIBER_SUSPEND(id) POOLS_TRACE_EMIT_(fiber_suspend, id, nullptr, 0)
 #define POOLS_TRACE_FIBER_RESUME(id) POOLS_TRACE_EMIT_(fiber_resume, id, nullptr, 0)
 #define POOLS_TRACE_FIBER_MIGRATE(id, from) POOLS_TRACE_EMIT_(fiber_migrate, id, nullptr, from)

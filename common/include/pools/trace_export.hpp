@@ -21,6 +21,7 @@ namespace pools::trace {
 
 struct track_summary {
   std::string name;
+  bool worker = false;             // a pool's worker (listed even when it did nothing)
   std::uint64_t tasks = 0;         // task slices plus direct coroutine transfers: items this thread ran
   std::uint64_t posts = 0;         // items it queued
   std::uint64_t steals = 0;        // items it stole
@@ -32,6 +33,7 @@ struct track_summary {
 
 struct summary {
   std::vector<track_summary> tracks;   // in track order
+  std::uint64_t recorded = 0;          // records written since mark(), overwritten ones included
   std::uint64_t events = 0;            // records exported
   std::uint64_t flows = 0;             // arrows drawn (steals and wakes with both ends in slices)
   std::uint64_t truncated_tracks = 0;  // rings that overwrote events after mark(): counts are short

@@ -1,5 +1,6 @@
 // The textbook coroutine pool (textbook_pool.hpp explains the design; this file is its loop).
 #include <pools/coroutines/textbook_pool.hpp>
+#include <pools/trace.hpp>
 
 namespace pools::coroutines {
 
@@ -8,7 +9,7 @@ textbook_pool::textbook_pool(std::size_t threads) {
     throw std::invalid_argument("pools::coroutines::textbook_pool: thread count must be at least 1");
   threads_.reserve(threads);
   try {
-    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run_thread(); });
+    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this, i] { run_thread(i); });
   } catch (...) {  // could not start them all: stop the ones that did start, then report
     stop_and_join();
     throw;
@@ -30,17 +31,20 @@ void textbook_pool::stop_and_join() noexcept {
   for (auto& t : threads_) t.join();
 }
 
-void textbook_pool::run_thread() {
+void textbook_pool::run_thread(std::size_t index) {
   detail::tl_scheduler = this;  // coroutines on this thread find their pool here (scheduler.hpp)
+  POOLS_TRACE_WORKER(this, "coroutines textbook", static_cast<unsigned>(index));
   for (;;) {
     std::coroutine_handle<> next;
     {
       std::unique_lock lock(mutex_);
-      // The predicate, not a bare wait(): a condition variable may wake spuriously, and a notify
-      // sent while no thread was waiting is lost. The state under the mutex is the truth; the
-      // notification only says "look again". wait() releases the mutex while asleep, so
-      // posters can get in, and takes it back before checking.
-      wake_.wait(lock, [this] { return !queue_.empty() || (stopping_ && unfinished_ == 0); });
+      // A loop on the predicate, not a bare wait(): a condition variable may wake spuriously, and
+      // a notify sent while no thread was waiting is lost. The state under the mutex is the truth;
+      // the notification only says "look again". wait() releases the mutex while asleep, so
+      // posters can get in, and takes it back before the loop checks. (wait(lock, predicate) is
+      // this loop, spelled out so that each real sleep is recorded: POOLS_TRACE_PARKED is the
+      // wait itself, traced as a park when tracing is on, pools/trace.hpp.)
+      while (queue_.empty() && !(stopping_ && unfinished_ == 0)) POOLS_TRACE_PARKED(this, wake_.wait(lock));
       if (queue_.empty()) break;  // stopping, and nothing is queued or unfinished: leave
       next = queue_.front();
       queue_.pop_front();
@@ -48,7 +52,9 @@ void textbook_pool::run_thread() {
     // Outside the lock: the coroutine runs for as long as it likes, and it may itself enqueue
     // (fork children, wake waiters, post) — under the lock it would stall every other thread, and
     // its own enqueue would deadlock on a std::mutex this thread already holds.
+    POOLS_TRACE_TASK_BEGIN(POOLS_TRACE_ID(next.address()));
     next.resume();
+    POOLS_TRACE_TASK_END(POOLS_TRACE_ID(next.address()));  // (only the address: next may be gone)
   }
   detail::tl_scheduler = nullptr;
 }
@@ -56,11 +62,14 @@ void textbook_pool::run_thread() {
 void textbook_pool::enqueue(std::coroutine_handle<> h) {
   std::lock_guard lock(mutex_);
   queue_.push_back(h);
+  POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
+  POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
   // One thread suffices: one item was added. The notify is under the lock, although the woken
   // thread may then briefly wait for it: the caller may be a thread outside the pool waking the
   // last suspended coroutine while the destructor drains. Notified after unlocking, that
   // coroutine could run, finish and let the destructor return — destroying wake_ — before the
   // notify_one call. The unlock is the caller's last touch of the pool.
+  POOLS_TRACE_WAKE_ANY(this);
   wake_.notify_one();
 }
 
@@ -69,6 +78,9 @@ void textbook_pool::start(detached d) {
   std::lock_guard lock(mutex_);
   ++unfinished_;  // counted before it can run, so it cannot finish before it is counted
   queue_.push_back(d.handle);
+  POOLS_TRACE_POST(this, POOLS_TRACE_ID(d.handle.address()));
+  POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
+  POOLS_TRACE_WAKE_ANY(this);
   wake_.notify_one();
 }
 

@@ -53,11 +53,18 @@ void requeue_self(context* from, void*) noexcept {
 }
 
 // The joiner runs the task itself: same effects as scheduler::run_task, minus the rendezvous,
-// since the only party that could be waiting is the caller.
+// since the only party that could be waiting is the caller. In a trace it is the task slice of
+// the queued entry (taken back from the deque, or claimed: that entry is later dropped unrun).
 void run_inline(task_base& t) noexcept {
+#if POOLS_TRACE
+  const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
+#endif
   t.run(t);
   t.state.store(task_base::done_bit, std::memory_order_release);
   bump(current_worker()->completed);
+#if POOLS_TRACE
+  trace_end(slice, POOLS_TRACE_ID(&t));
+#endif
 }
 
 }  // namespace

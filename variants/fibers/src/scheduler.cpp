@@ -109,7 +109,7 @@ void scheduler::shutdown() {
       for (auto& w : workers_) hook_->wake(static_cast<unsigned>(w->index));
     }
   }
-  park_cv_.notify_all();
+  park_cv_.notify_all();  // (not traced as wakes: they end the workers, they bring no work)
   for (auto& w : workers_) w->thread.join();
   joined_ = true;
   // What can be left in the queues now is stale entries of tasks their joiners ran inline (each
@@ -138,6 +138,7 @@ void scheduler::submit(task_base* t) {
   worker* w = current_worker();
   if (w != nullptr && w->sched == this) {
     bump(w->created);  // before the push: a thief may finish the task before we return
+    POOLS_TRACE_POST(this, POOLS_TRACE_ID(t));
     w->deque.push(item_of(t));
     notify_one_if_sleeping();
   } else {
@@ -148,8 +149,10 @@ void scheduler::submit(task_base* t) {
 void scheduler::schedule(fiber_record* f) noexcept {
   worker* w = current_worker();
   if (w != nullptr && w->sched == this && w->in_hook) {
+    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
     w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
   } else if (w != nullptr && w->sched == this) {
+    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
     w->deque.push(item_of(f));
     notify_one_if_sleeping();
   } else {
@@ -169,6 +172,8 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   std::lock_guard lock(inject_mutex_);
   if (new_task) external_created_.fetch_add(1, std::memory_order_release);
   injected_.push_back(item);
+  POOLS_TRACE_POST(this, trace_id(item));
+  POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   // relaxed: the fence in notify_one_if_sleeping orders it before the read of sleepers_ (Dekker:
   // see there); the lock orders it with the other stores of the mirror.
   injected_size_.store(injected_.size(), std::memory_order_relaxed);
@@ -199,6 +204,7 @@ void scheduler::notify_one_if_sleeping() noexcept {
       for (auto& w : workers_) {
         if (w->sleeping && !w->woken && w.get() != self) {
           w->woken = true;
+          POOLS_TRACE_WAKE(this, w->index);
           hook_->wake(static_cast<unsigned>(w->index));
           break;
         }
@@ -206,6 +212,7 @@ void scheduler::notify_one_if_sleeping() noexcept {
       return;
     }
     lock.unlock();
+    POOLS_TRACE_WAKE_ANY(this);  // a condition variable: whichever worker it picks
     park_cv_.notify_one();
   }
 }
@@ -224,6 +231,7 @@ std::uintptr_t scheduler::pop_injected(worker& w) {
     injected_.pop_front();
   }
   injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   return item;
 }
 
@@ -239,7 +247,12 @@ std::uintptr_t scheduler::steal(worker& w) {
     worker& victim = *workers_[(start + k) % n];
     if (&victim == &w) continue;
     // A lost race moves on to the next victim, as an empty deque does.
-    if (const auto r = victim.deque.steal(); r.status == pools::steal_status::success) return r.value;
+    if (const auto r = victim.deque.steal(); r.status == pools::steal_status::success) {
+      // (The pool does not count steals. A stolen stale entry, a task its joiner already ran, is
+      // a steal too: find_work then drops it.)
+      POOLS_TRACE_STEAL(this, trace_id(r.value), victim.index);
+      return r.value;
+    }
   }
   return 0;
 }
@@ -336,6 +349,9 @@ context* scheduler::context_for(worker& w, std::uintptr_t item) {
 }
 
 void scheduler::run_task(task_base* t) noexcept {
+#if POOLS_TRACE
+  const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(t));
+#endif
   t->run(*t);
   // acq_rel: release publishes the result to the joiner; acquire sees a waiter's record.
   const std::uintptr_t old = t->state.fetch_or(task_base::done_bit, std::memory_order_acq_rel);
@@ -347,6 +363,9 @@ void scheduler::run_task(task_base* t) noexcept {
   worker* w = current_worker();  // re-read: the task may have migrated us
   release(t);
   bump(w->completed);  // last: after this the pool may consider the task gone
+#if POOLS_TRACE
+  trace_end(slice, POOLS_TRACE_ID(t));  // (only the address: t may be gone)
+#endif
 }
 
 context* fiber_main(fiber_record& self) noexcept {
@@ -363,6 +382,9 @@ context* fiber_main(fiber_record& self) noexcept {
     }
     context* next = item != 0 ? static_cast<context*>(fiber_of(item)) : &w->home;
     w->current = next;
+#if POOLS_TRACE
+    trace_leave(*w, POOLS_TRACE_ID(&self));  // the slice of a woken fiber ends here, if still open
+#endif
     if (w->idle_count >= s.idle_fiber_limit()) {
       // Enough fibers are kept for reuse: end this one; its stack returns to the stack pool.
       w->pending_from = nullptr;
@@ -386,10 +408,23 @@ context* fiber_main(fiber_record& self) noexcept {
 void suspend_to(context& next, post_switch_action action) noexcept {
   worker& w = *current_worker();
   context& self = *w.current;
+  POOLS_TRACE_FIBER_SUSPEND(POOLS_TRACE_ID(&self));
+#if POOLS_TRACE
+  trace_leave(w, POOLS_TRACE_ID(&self));
+#endif
   w.pending_from = &self;
   w.pending_action = action;
   w.current = &next;
   switch_context(self, next);
+#if POOLS_TRACE
+  // Resumed: taken from a queue as a fiber item (every way back is one: schedule, requeue), by
+  // whoever switched here, on this thread. This run is that item's slice. `w` is the worker we
+  // left from (a local on this fiber's stack): a different one now means a migration.
+  worker& now = *current_worker();
+  trace_begin(now, POOLS_TRACE_ID(&self));
+  POOLS_TRACE_FIBER_RESUME(POOLS_TRACE_ID(&self));
+  if (&now != &w) POOLS_TRACE_FIBER_MIGRATE(POOLS_TRACE_ID(&self), w.index);
+#endif
 }
 
 void suspend_current(post_switch_action action) noexcept {
@@ -407,6 +442,7 @@ void suspend_current(post_switch_action action) noexcept {
 void scheduler::worker_main(worker& w) {
   tls_worker = &w;
   prepare_home(w.home);
+  POOLS_TRACE_WORKER(this, "fibers", static_cast<unsigned>(w.index));
   for (;;) {
     std::uintptr_t item = find_work(w);
     for (int round = 0; item == 0 && round < spin_rounds; ++round) {
@@ -450,15 +486,21 @@ bool scheduler::park(worker& w) {
       w.sleeping = true;
       lock.unlock();
       w.in_hook = true;
+      POOLS_TRACE_PARK_BEGIN(this);
       hook_->park(static_cast<unsigned>(w.index), deadline);
+      POOLS_TRACE_PARK_END(this);
       w.in_hook = false;
       lock.lock();
       w.sleeping = false;
       w.woken = false;
     } else if (deadline == timer_queue::clock::time_point::max()) {
+      POOLS_TRACE_PARK_BEGIN(this);
       park_cv_.wait(lock);
+      POOLS_TRACE_PARK_END(this);
     } else {
+      POOLS_TRACE_PARK_BEGIN(this);
       park_cv_.wait_until(lock, deadline);
+      POOLS_TRACE_PARK_END(this);
     }
   }
   sleepers_.fetch_sub(1, std::memory_order_relaxed);

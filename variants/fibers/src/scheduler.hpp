@@ -17,6 +17,7 @@
 #include <pools/fibers/detail/waiter.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/ready_fifo.hpp>
+#include <pools/trace.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -69,6 +70,12 @@ struct alignas(64) worker {
   bool in_hook = false;
   pools::ready_fifo<std::uintptr_t> io_ready;
   bool woken = false;  // a wake is on its way to it
+#if POOLS_TRACE
+  // The trace's "task" slices open on this worker's thread, and how often it switched away from
+  // a context (see trace_begin below). Owner only.
+  unsigned trace_open = 0;
+  std::uint64_t trace_switches = 0;
+#endif
   // Counters for quiescence detection (scheduler::quiescent). Written only by this worker's
   // thread, so a load and a store suffice; release pairs with the destructor's acquire loads.
   alignas(64) std::atomic<std::uint64_t> created{0};
@@ -105,6 +112,12 @@ inline std::uintptr_t pop_item(work_stealing_deque& d) noexcept {
 inline std::uintptr_t peek_item(const work_stealing_deque& d) noexcept {
   std::uintptr_t item = 0;
   return d.peek_bottom(item) ? item : 0;
+}
+
+/// The id an item is traced under (pools/trace.hpp): its task's or fiber's address, the same in
+/// its post, its steal and the task slice that runs it.
+inline std::uint64_t trace_id(std::uintptr_t item) noexcept {
+  return item & ~fiber_tag;
 }
 
 class scheduler {
@@ -199,5 +212,38 @@ void suspend_current(post_switch_action action) noexcept;
 void suspend_to(context& next, post_switch_action action) noexcept;
 
 [[noreturn]] void fatal(const char* what) noexcept;
+
+#if POOLS_TRACE
+// ---- tracing (pools/trace.hpp; compiled only with -DPOOLS_TRACE=ON) -----------------------------
+// A "task" slice of the trace is one run of one queued item on one worker: a task from the
+// moment run_task (or a joiner running it inline) starts it, or a woken fiber from the moment it
+// is switched into. Every item that enters a queue is posted once (submit, schedule, requeue)
+// and starts exactly one slice when taken; a stale queue entry (a task its joiner already ran
+// inline) is dropped without one, its run having been counted where the joiner ran it.
+// A task may suspend halfway: its fiber leaves the thread with slices open, and may finish it
+// on another thread. So every switch away from a context closes all the slices open on the
+// thread (trace_leave), and a task's end closes its slice only if no switch happened since its
+// begin (same worker, same switch count); once resumed, the rest of its run belongs to the slice
+// of the woken fiber.
+struct trace_slice {
+  worker* w;
+  std::uint64_t switches;
+};
+inline trace_slice trace_begin(worker& w, std::uint64_t id) noexcept {
+  POOLS_TRACE_TASK_BEGIN(id);
+  ++w.trace_open;
+  return {&w, w.trace_switches};
+}
+inline void trace_end(const trace_slice& s, std::uint64_t id) noexcept {
+  if (current_worker() != s.w || s.w->trace_switches != s.switches) return;  // closed at a switch
+  POOLS_TRACE_TASK_END(id);
+  --s.w->trace_open;
+}
+/// Before every switch away from a context on `w`'s thread: closes that context's slices.
+inline void trace_leave(worker& w, std::uint64_t id) noexcept {
+  for (; w.trace_open > 0; --w.trace_open) POOLS_TRACE_TASK_END(id);
+  ++w.trace_switches;
+}
+#endif
 
 }  // namespace pools::fibers::detail

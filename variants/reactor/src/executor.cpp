@@ -1,4 +1,5 @@
 #include <pools/reactor/executor.hpp>
+#include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <string>
@@ -18,6 +19,8 @@ namespace {
 // (its scheduler's cleanup guards return the work count and the thread's private queue), and
 // documents that the thread may call run() again without restart(). So: report, re-enter.
 // run() returns normally only once the io_context has run out of work for good.
+// Tracing (pools/trace.hpp): run() sleeps, wakes and queues inside Asio, where no hook reaches;
+// a reactor thread's track shows its tasks (executor::post) and I/O completions, not its parks.
 void run_reporting(boost::asio::io_context& ctx) noexcept {
   for (;;) {
     try {
@@ -54,7 +57,14 @@ executor::executor(std::size_t threads, reactor::strategy s) : strategy_(s), thr
   try {
     for (std::size_t i = 0; i < threads; ++i) {
       context_type& ctx = *contexts_[i % contexts];
+#if defined(POOLS_TRACE) && POOLS_TRACE
+      threads_.emplace_back([this, &ctx, i] {
+        POOLS_TRACE_WORKER(this, "reactor", static_cast<unsigned>(i));  // track "reactor worker i"
+        run_reporting(ctx);
+      });
+#else
       threads_.emplace_back([&ctx] { run_reporting(ctx); });
+#endif
       name_thread(threads_.back(), i);
     }
   } catch (...) {

@@ -6,7 +6,12 @@
 // needs no lock: post_after(), watch(), unwatch() and the destructor hand their change to the
 // loop as a task. (The epoll fd is the kernel's and thread-safe: epoll_ctl may come from any
 // thread, which is how watch() and unwatch() report a bad fd at once.)
+// The POOLS_TRACE_* lines record the loop's events for --trace (pools/trace.hpp): a posted task
+// (post, task), a sleep in epoll_wait (park), an eventfd wake-up, an fd or timer callback (io
+// completion). Each loop is its own "pool" there, as it has its own queue. Without
+// -DPOOLS_TRACE=ON they compile to nothing; read past them.
 #include <pools/reactor/textbook_pool.hpp>
+#include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <sys/epoll.h>
@@ -71,9 +76,10 @@ struct textbook_pool::loop {
   std::multimap<clock::time_point, task> timers;
   std::unordered_map<int, unique_function<void(std::uint32_t)>> watched;
   bool stopping = false;  // the destructor's last task has run: drain, then leave
+  std::size_t index;      // which loop of the pool: names its track in a trace (POOLS_TRACE_*)
   std::thread thread;     // last: it starts once everything above exists
 
-  loop() {
+  explicit loop(std::size_t i) : index(i) {
     // Level-triggered (no EPOLLET), like every fd here: readable until read() takes the count.
     epoll_event ev{.events = EPOLLIN, .data = {.fd = wake.value}};
     checked(::epoll_ctl(epoll.value, EPOLL_CTL_ADD, wake.value, &ev), "epoll_ctl");
@@ -89,13 +95,16 @@ struct textbook_pool::loop {
     // still pending (or the loop has yet to take the queue), and the loop takes it all at once.
     const bool was_empty = queue.empty();
     queue.push_back(std::move(f));
+    POOLS_TRACE_POST(this, 0);
     lock.unlock();  // first, so the woken loop does not block on the lock we hold
+    if (was_empty) POOLS_TRACE_WAKE(this, index);
     if (was_empty) checked(::eventfd_write(wake.value, 1), "eventfd_write");  // count += 1
     return true;
   }
 
   void run() {
     current_ = this;
+    POOLS_TRACE_WORKER(this, "reactor textbook", static_cast<unsigned>(index));
     std::vector<task> batch;
     for (;;) {
       // Sleep until an fd (or the eventfd) is ready, or until the earliest deadline; not at all
@@ -113,19 +122,23 @@ struct textbook_pool::loop {
       epoll_event ready{.events = 0, .data = {.fd = -1}};  // fd -1: timed out, nothing is ready
       // EINTR: a signal handler ran on this thread, nothing is ready. Any other error is a bug
       // (the exception leaves the thread: std::terminate).
+      if (timeout != 0) POOLS_TRACE_PARK_BEGIN(this);  // a real sleep (timeout 0 only polls)
       const int n = ::epoll_wait(epoll.value, &ready, 1, timeout);
+      if (timeout != 0) POOLS_TRACE_PARK_END(this);
       if (n < 0 && errno != EINTR) checked(n, "epoll_wait");
       if (ready.data.fd == wake.value) {
         eventfd_t count;  // only a wake-up: take the count (back to 0), so the fd is not ready
         checked(::eventfd_read(wake.value, &count), "eventfd_read");
       } else if (auto it = watched.find(ready.data.fd); it != watched.end()) {
         auto call = [&] { it->second(ready.events); };  // `it` stays valid: only tasks erase
+        POOLS_TRACE_IO_COMPLETION(ready.data.fd);
         invoke_reporting(call);
       }
       // Due timers, earliest first. The wake-up may have come early (a task, an fd): now()
       // decides, never the wake-up, so a timer can run late (busy loop) but never early.
       for (const auto now = clock::now(); !timers.empty() && timers.begin()->first <= now;) {
         auto timer = timers.extract(timers.begin());
+        POOLS_TRACE_IO_COMPLETION(POOLS_TRACE_ID(&timer.mapped()));  // a timer is due
         invoke_reporting(timer.mapped());
       }
       // Take the whole queue under the lock — a swap: O(1), and the two vectors keep their
@@ -137,7 +150,7 @@ struct textbook_pool::loop {
         std::lock_guard lock(m);
         batch.swap(queue);
       }
-      for (auto& f : batch) invoke_reporting(f);
+      for (auto& f : batch) POOLS_TRACE_TASK(0, invoke_reporting(f));
       batch.clear();  // destroys what the tasks captured, outside the lock too
     }
   }
@@ -148,7 +161,7 @@ struct textbook_pool::loop {
 // loops already started.
 textbook_pool::textbook_pool(std::size_t threads) : textbook_pool() {
   if (threads == 0) throw std::invalid_argument("pools::reactor::textbook_pool: threads must be at least 1");
-  for (std::size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<loop>());
+  for (std::size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<loop>(i));
 }
 
 // The stop request is a task too, queued behind everything posted so far; every loop gets one

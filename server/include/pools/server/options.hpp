@@ -48,6 +48,7 @@ struct options {
   std::chrono::milliseconds header_timeout{10'000};    ///< from a request's first byte to its header end
   std::chrono::milliseconds shutdown_timeout{10'000};  ///< SIGTERM/SIGINT: drain deadline
   bool access_log = false;                             ///< one line per response on stderr
+  std::string trace;  ///< --trace: the scheduler's events, written here on exit (pools/trace.hpp)
 };
 
 }  // namespace pools::server

@@ -103,9 +103,9 @@ class textbook_pool final : public scheduler {
     co_await std::move(t);  // symmetric transfer into t; t's exception is rethrown here
   }
 
-  void start(detached d);    // counts d as unfinished, then enqueues it
-  void finished() noexcept;  // a detached coroutine ended: uncounts it
-  void run_thread();         // the loop every pool thread runs
+  void start(detached d);              // counts d as unfinished, then enqueues it
+  void finished() noexcept;            // a detached coroutine ended: uncounts it
+  void run_thread(std::size_t index);  // the loop every pool thread runs
   void stop_and_join() noexcept;
 
   std::mutex mutex_;                           // guards queue_, unfinished_ and stopping_

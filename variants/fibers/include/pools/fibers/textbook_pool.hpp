@@ -35,6 +35,7 @@
 //  * join() every handle whose fiber uses the joiner's locals, as with std::thread.
 #pragma once
 
+#include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
@@ -77,7 +78,7 @@ class textbook_pool {
  public:
   explicit textbook_pool(std::size_t threads) {
     if (threads == 0) throw std::invalid_argument("pools::fibers::textbook_pool: threads must be at least 1");
-    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
   }
   // Then workers_ (the last member, so the first destroyed) joins its threads, which return
   // once the queue is empty: destruction drains.
@@ -140,23 +141,31 @@ class textbook_pool {
  private:
   // With mutex_ held. One notify per ready fiber, so no fiber waits while a worker sleeps.
   void make_ready(std::shared_ptr<textbook_detail::fiber> f) {
+    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f.get()));
     queue_.push_back(std::move(f));
+    POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
+    POOLS_TRACE_WAKE_ANY(this);  // a condition variable's notify: some sleeping worker, if any
     work_ready_.notify_one();
   }
 
   // The worker loop, on the worker thread's own stack. Every switch away from a fiber lands here.
-  void work() {
+  void work(std::size_t index) {
+    POOLS_TRACE_WORKER(this, "fibers textbook", static_cast<unsigned>(index));
     std::unique_lock lock(mutex_);
     for (;;) {
       // Sleep until a fiber is ready or the pool stops. Leaving on an empty queue drains all: a
       // fiber suspended in join() waits, through a chain of joins, for one that is queued or
       // running, and the worker running that one comes back here and finds what it made ready.
-      work_ready_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      // (wait(lock, predicate) is this loop, spelled out so that each real sleep is recorded:
+      // POOLS_TRACE_PARKED is the wait itself, traced as a park when tracing is on, pools/trace.hpp.)
+      while (queue_.empty() && !stopping_) POOLS_TRACE_PARKED(this, work_ready_.wait(lock));
       if (queue_.empty()) return;
       std::shared_ptr<textbook_detail::fiber> f = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();  // the fiber runs without the lock, so other workers can run others
+      POOLS_TRACE_TASK_BEGIN(POOLS_TRACE_ID(f.get()));
       const bool suspended = textbook_detail::run(*f);
+      POOLS_TRACE_TASK_END(POOLS_TRACE_ID(f.get()));
       lock.lock();
       // f has switched away (or ended): its registers are saved, another thread may take it.
       textbook_detail::fiber* child = std::exchange(f->awaiting, nullptr);

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <pools/submit.hpp>
+#include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
@@ -45,7 +46,7 @@ class textbook_pool {
       throw std::invalid_argument("pools::futures::textbook_pool: threads must be at least 1");
     workers_.reserve(threads);
     try {
-      for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+      for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
     } catch (...) {
       // Starting a thread can fail (std::system_error). A constructor that throws never runs
       // the destructor, and destroying a joinable std::thread calls std::terminate: so the
@@ -69,10 +70,13 @@ class textbook_pool {
       std::lock_guard lock(mutex_);
       queue_.push(std::move(task));
       ++unfinished_;
+      POOLS_TRACE_POST(this, 0);
+      POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
     }
     // Notify after unlocking: the woken worker can take the mutex at once instead of waking
     // only to block on it again. Not lost if no worker is waiting yet: a worker checks the queue
     // (under the mutex) before it waits, and our push happened under that mutex.
+    POOLS_TRACE_WAKE_ANY(this);
     task_ready_.notify_one();
   }
 
@@ -105,13 +109,17 @@ class textbook_pool {
     for (std::thread& t : workers_) t.join();
   }
 
-  void work() {
+  void work(std::size_t index) {
+    POOLS_TRACE_WORKER(this, "futures textbook", static_cast<unsigned>(index));
     std::unique_lock lock(mutex_);
     for (;;) {
       // THE WAIT PREDICATE. wait() may return without a notify (a spurious wake-up), or after a
-      // notify whose task another worker took first: so it re-checks the condition, under the
-      // mutex, every time it wakes, and sleeps again while it is false.
-      task_ready_.wait(lock, [this] { return !queue_.empty() || (stopping_ && unfinished_ == 0); });
+      // notify whose task another worker took first: so the loop re-checks the condition, under
+      // the mutex, every time it wakes, and sleeps again while it is false. (It is what
+      // wait(lock, predicate) does inside, spelled out so that each real sleep is recorded:
+      // POOLS_TRACE_PARKED is the wait itself, traced as a park when tracing is on, pools/trace.hpp.)
+      while (queue_.empty() && !(stopping_ && unfinished_ == 0))
+        POOLS_TRACE_PARKED(this, task_ready_.wait(lock));
       // THE DRAIN. Stopping with an empty queue is not enough to leave: a task still running on
       // another worker may post more. unfinished_ == 0 says nothing is queued or running, so
       // nothing can post any more (nobody outside posts to a pool being destroyed).
@@ -119,7 +127,9 @@ class textbook_pool {
       unique_function<void()> task = std::move(queue_.front());
       queue_.pop();
       lock.unlock();  // run the task without the lock: other workers pop meanwhile
+      POOLS_TRACE_TASK_BEGIN(0);
       pools::invoke_reporting(task);
+      POOLS_TRACE_TASK_END(0);
       task = nullptr;  // destroy what the task captured before counting it finished
       lock.lock();
       // These two notify while holding the lock, unlike post(): it is correct either way (the

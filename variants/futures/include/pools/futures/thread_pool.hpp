@@ -38,6 +38,7 @@
 #include <pools/futures/priority_task_queue.hpp>
 #include <pools/futures/this_thread.hpp>
 #include <pools/index_blocks.hpp>
+#include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
@@ -515,6 +516,9 @@ class basic_thread_pool {
       (void)priority;
       queue_.push(std::move(task));
     }
+    // Traced with id 0: a type-erased callable has no identity that survives the queue's moves.
+    POOLS_TRACE_POST(this, 0);
+    POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
     if (sleepers_.load(std::memory_order_seq_cst) != 0 && hold_.load(std::memory_order_relaxed) == 0)
       wake_one();
   }
@@ -526,6 +530,7 @@ class basic_thread_pool {
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
       ++signals_;
     }
+    POOLS_TRACE_WAKE_ANY(this);  // which sleeper the condition variable wakes is its choice
     sleep_cv_.notify_one();
   }
 
@@ -562,7 +567,16 @@ class basic_thread_pool {
     }
     std::unique_lock lock(sleep_mutex_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    while (!work_visible() && !stop_.load(std::memory_order_relaxed) && signals_ == 0) sleep_cv_.wait(lock);
+    const auto idle = [this] {
+      return !work_visible() && !stop_.load(std::memory_order_relaxed) && signals_ == 0;
+    };
+    if (idle()) {
+      POOLS_TRACE_PARK_BEGIN(this);
+      do {  // the checks of a plain while loop, one before each wait: the if made the first
+        sleep_cv_.wait(lock);
+      } while (idle());
+      POOLS_TRACE_PARK_END(this);
+    }
     if (signals_ != 0) {
       --signals_;
     } else {
@@ -575,6 +589,7 @@ class basic_thread_pool {
 
   void worker_main(std::size_t index, std::atomic<std::size_t>& running) {
     detail::current_worker = {index, this};
+    POOLS_TRACE_WORKER(this, "futures", static_cast<unsigned>(index));
     run_thread_function(init_, index);
     // admit() runs under the queue's consumer lock: refusing while held makes pause() (which
     // sets the flag under that lock) take effect at once, and counting the task as running in
@@ -587,7 +602,9 @@ class basic_thread_pool {
     task_function task;
     for (;;) {
       if (queue_.try_pop(task, admit)) {
+        POOLS_TRACE_TASK_BEGIN(0);
         pools::invoke_reporting(task);
+        POOLS_TRACE_TASK_END(0);
         task = nullptr;  // the task's captures die before it stops counting as running
         finish_task(running);
         continue;

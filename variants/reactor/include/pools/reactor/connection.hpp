@@ -38,6 +38,8 @@
 // the io_context's own executor already is one.
 #pragma once
 
+#include <pools/trace.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -59,6 +61,7 @@ struct owning_call {
   MemFn fn;
   template <class... A>
   void operator()(A&&... args) {
+    POOLS_TRACE_IO_COMPLETION(POOLS_TRACE_ID(self.get()));  // an operation of this object completed
     std::invoke(fn, *self, std::forward<A>(args)...);
   }
 };
@@ -70,7 +73,10 @@ struct observing_call {
   MemFn fn;
   template <class... A>
   void operator()(A&&... args) {
-    if (const std::shared_ptr<T> alive = self.lock()) std::invoke(fn, *alive, std::forward<A>(args)...);
+    if (const std::shared_ptr<T> alive = self.lock()) {
+      POOLS_TRACE_IO_COMPLETION(POOLS_TRACE_ID(alive.get()));  // (not when the object is gone)
+      std::invoke(fn, *alive, std::forward<A>(args)...);
+    }
   }
 };
 

@@ -15,10 +15,11 @@
 // work handed out round-robin; shared = one io_context run by N threads.
 //
 // post(f) hands f straight to asio::post on the chosen io_context: no wrapper, no extra
-// allocation beyond Asio's own (recycled) operation. Exceptions are not caught per handler:
-// an exception escaping *any* handler — posted task, timer, socket completion — unwinds out of
-// io_context::run(), which every reactor thread calls in a loop that reports it to
-// pools::report_unhandled_exception and re-enters run() (Asio supports exactly this). So the
+// allocation beyond Asio's own (recycled) operation. (Only a build configured with
+// -DPOOLS_TRACE=ON wraps f, to record the task: see post_traced.) Exceptions are not caught per
+// handler: an exception escaping *any* handler — posted task, timer, socket completion —
+// unwinds out of io_context::run(), which every reactor thread calls in a loop that reports it
+// to pools::report_unhandled_exception and re-enters run() (Asio supports exactly this). So the
 // rule "report, never terminate" covers I/O handlers too, at zero cost on the hot path.
 //
 // Stopping and destruction (the pools::Executor contract, rule 3):
@@ -46,13 +47,19 @@
 
 #include <pools/reactor/post_cursor.hpp>
 #include <pools/reactor/strategy.hpp>
+#include <pools/trace.hpp>
 
+#if defined(POOLS_TRACE) && POOLS_TRACE
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/bind_executor.hpp>
+#endif
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -84,9 +91,7 @@ class executor {
   /// pools/reactor/post_cursor.hpp picks (round-robin, in runs that grow with the length of a
   /// burst of posts); shared: on the one io_context.
   template <class F>
-  void post(F&& f) {
-    boost::asio::post(post_context(), std::forward<F>(f));
-  }
+  void post(F&& f);  // defined below the classes
 
   /// The number of reactor threads.
   std::size_t concurrency() const noexcept { return threads_count_; }
@@ -142,6 +147,46 @@ class executor {
   context_type& context_while_stopping();
   void release_work() noexcept;
 
+#if defined(POOLS_TRACE) && POOLS_TRACE
+  // A build with -DPOOLS_TRACE=ON only (pools/trace.hpp): the one place where post() wraps f. The
+  // wrapper records the task around f's call on the reactor thread, and keeps f's associated
+  // executor, so a handler bound to a strand still runs on it. The task's id is a number of
+  // this post (Asio's operation, the heap object that will hold f, has no address before
+  // asio::post has allocated it): the calling thread's own counter, tagged with a number of the
+  // thread, so that posting adds no shared atomic. io_context gives no hook for its sleep, its
+  // wake-ups or its queue's depth: its threads show tasks, and no parks.
+  template <class Fn>
+  struct traced_task {
+    std::uint64_t id;
+    Fn fn;
+    void operator()() {
+      POOLS_TRACE_TASK_BEGIN(id);
+      struct end {  // also when fn throws (the exception then leaves io_context::run())
+        std::uint64_t id;
+        ~end() { POOLS_TRACE_TASK_END(id); }
+      } guard{id};
+      fn();
+    }
+  };
+
+  static std::uint64_t next_trace_id() noexcept {
+    static std::atomic<std::uint64_t> threads{0};
+    thread_local const std::uint64_t tag = (threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
+    thread_local std::uint64_t count = 0;
+    return tag | (++count & ((std::uint64_t{1} << 40) - 1));
+  }
+
+  template <class F>
+  void post_traced(F&& f) {
+    context_type& ctx = post_context();  // first: it may throw executor_stopped (nothing posted)
+    auto target = boost::asio::get_associated_executor(f, ctx.get_executor());
+    const std::uint64_t id = next_trace_id();
+    POOLS_TRACE_POST(this, id);  // before the handoff: the task cannot begin before its post
+    boost::asio::post(
+        ctx, boost::asio::bind_executor(target, traced_task<std::decay_t<F>>{id, std::forward<F>(f)}));
+  }
+#endif
+
   using work_guard = boost::asio::executor_work_guard<context_type::executor_type>;
 
   const reactor::strategy strategy_;
@@ -167,5 +212,16 @@ class shared_executor final : public executor {
  public:
   explicit shared_executor(std::size_t threads) : executor(threads, strategy::shared) {}
 };
+
+// Out of the class because of the #if: a preprocessor branch inside the class body makes
+// clang-format unfold the class's one-line functions.
+template <class F>
+inline void executor::post(F&& f) {
+#if defined(POOLS_TRACE) && POOLS_TRACE
+  post_traced(std::forward<F>(f));
+#else
+  boost::asio::post(post_context(), std::forward<F>(f));
+#endif
+}
 
 }  // namespace pools::reactor

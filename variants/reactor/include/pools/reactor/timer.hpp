@@ -16,6 +16,7 @@
 #pragma once
 
 #include <pools/reactor/executor.hpp>
+#include <pools/trace.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -71,6 +72,7 @@ timer_handle post_at(executor& ex, std::chrono::steady_clock::time_point when, F
   // ignores the error code: the only way to abort this wait is cancel(), which claimed it first.
   timer.async_wait(
       [state = std::move(state), f = std::forward<F>(f)](const boost::system::error_code&) mutable {
+        POOLS_TRACE_IO_COMPLETION(POOLS_TRACE_ID(state.get()));  // the wait completed (due or cancelled)
         if (state->claim_for_run()) f();
       });
   return handle;
