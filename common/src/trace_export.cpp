@@ -102,6 +102,7 @@ class exporter {
       // A worker asleep (or in a task) as the window opens shows so from its first instant.
       for (record& o : open) o.ns = mark;
       recs.insert(recs.begin(), open.begin(), open.end());
+      carried_ += open.size();
       // A worker alive in the window keeps its track even if it recorded nothing there (it was
       // idle: that is worth seeing); one that had ended before the window is left out.
       const std::uint64_t exited = r->exited_ns.load(std::memory_order_relaxed);
@@ -118,6 +119,7 @@ class exporter {
     s.truncated_tracks = truncated_;
     s.recorded = recorded_;
     for (std::uint32_t t = 0; t < tracks_.size(); ++t) slices_and_instants(t, s);
+    s.events -= carried_;  // the begins carried over the mark were recorded before it
     async_slices();
     flows(s);
     sleep_with_work(s);
@@ -414,6 +416,7 @@ class exporter {
   std::uint64_t async_ids_ = 0;
   std::uint64_t truncated_ = 0;
   std::uint64_t recorded_ = 0;
+  std::uint64_t carried_ = 0;  // begins from before the mark, re-dated to it
 };
 
 }  // namespace

@@ -2,7 +2,9 @@
 // file, which Perfetto UI (https://ui.perfetto.dev) and chrome://tracing open, plus a summary.
 //
 // In the file: one track per thread that recorded something ("coroutines worker 0", "thread 2"
-// for a thread outside any pool); a slice "task" per task a worker ran and "park" per sleep;
+// for an unnamed thread outside any pool), and per pool worker alive in the window even if it
+// recorded nothing (idle: worth seeing); a task or park open when mark() was called starts at
+// the mark; a slice "task" per task a worker ran and "park" per sleep;
 // instants for posts, steals, wakes, fiber and coroutine events; flow arrows from the task that
 // posted an item to the thief's task that stole it ("steal") and from the waker to the woken
 // worker ("wake"); async slices "connection" and "request" for the server; a counter track

@@ -34,7 +34,7 @@ std::string trace_path() {
 
 pools::trace::summary export_and_remove() {
   const std::string path = trace_path();
-  const auto s = pools::trace::write_chrome_json(path);
+  auto s = pools::trace::write_chrome_json(path);  // not const: returned by move
   std::filesystem::remove(path);
   pools::trace::print_summary(s, stdout);
   return s;

@@ -54,7 +54,7 @@ std::string temp_path(std::string_view what) {
 
 pools::trace::summary export_trace(std::string_view what) {
   const std::string path = temp_path(what);
-  const auto s = pools::trace::write_chrome_json(path);
+  auto s = pools::trace::write_chrome_json(path);  // not const: returned by move
   std::filesystem::remove(path);
   pools::trace::print_summary(s, stdout);
   return s;
