@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a trace written by --trace (common/src/trace_export.cpp) against the Trace Event format.
 
-    scripts/check-trace.py FILE.json [--workers N] [--steals | --no-steals] [--requests]
+    scripts/check-trace.py FILE.json [--workers N] [--steals | --no-steals] [--requests] [--balanced]
     scripts/check-trace.py --self-test FILE.json
 
 What must hold for Perfetto and chrome://tracing to show the file as the pools meant it:
@@ -16,7 +16,10 @@ What must hold for Perfetto and chrome://tracing to show the file as the pools m
   - every async slice ("b", connection or request) has its end ("e") with the same id, later.
 Options add what a given run must show: --workers N tracks named "... worker K", --steals at least
 one steal arrow (the work-stealing pools), --no-steals no steal at all (one shared queue),
---requests at least one request slice (a server run).
+--requests at least one request slice (a server run), --balanced every item posted in the file
+run in it (task slices plus direct coroutine hand-offs = posts; a task already running when the
+window opened, "carried", is not counted; the whole-run traces of a bench repetition or a
+server, with no ring overflowed: otherData.truncated_tracks == 0).
 
 --self-test breaks copies of a good file in several ways; each broken copy must fail.
 Exit status: 0 when the file passes, 1 when it does not (each problem printed), 2 on bad usage.
@@ -33,7 +36,10 @@ NO_STEALS = "no steal arrow, expected some (a work-stealing pool)"
 EPS = 1e-6  # microseconds: the export writes nanoseconds / 1000 as doubles
 
 
-def check(doc, workers=None, steals=None, requests=False):
+NOT_BALANCED = "tasks run ({}) differ from items posted ({})"
+
+
+def check(doc, workers=None, steals=None, requests=False, balanced=False):
     """Returns the list of problems (empty: the trace passes) and a one-line summary."""
     problems = []
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
@@ -133,7 +139,17 @@ def check(doc, workers=None, steals=None, requests=False):
     requests_seen = sum(len(v["b"]) for k, v in asyncs.items() if k[1] == "request")
     if requests and requests_seen == 0:
         problems.append("no request slice, expected some (a server run)")
-    summary = (f"{len(events)} events, {len(names)} tracks ({len(worker_tracks)} workers), {slices} slices, "
+    tasks = sum(
+        1 for e in events if (e.get("ph") == "X" and e.get("name") == "task" and not e.get("args", {}).get("carried"))
+        or (e.get("ph") == "i" and e.get("name") == "coroutine resume"))
+    posts = sum(1 for e in events if e.get("ph") == "i" and e.get("name") == "post")
+    if balanced:
+        truncated = doc.get("otherData", {}).get("truncated_tracks")
+        if truncated != 0:
+            problems.append(f"rings overflowed on {truncated} thread(s): counts are partial (record a shorter run)")
+        elif tasks != posts:
+            problems.append(NOT_BALANCED.format(tasks, posts))
+    summary = (f"{len(events)} events, {tasks} tasks run, {posts} posted, {len(names)} tracks ({len(worker_tracks)} workers), {slices} slices, "
                f"{sum(kinds.values())} arrows ({', '.join(f'{v} {k}' for k, v in sorted(kinds.items())) or 'none'}), "
                f"{sum(len(v['b']) for v in asyncs.values())} async slices ({requests_seen} requests), "
                f"{counters} counter samples")
@@ -167,12 +183,16 @@ def self_test(doc):
     i = first(lambda e: e.get("ph") == "b")
     if i is not None:
         mutations["an async slice without its end"] = lambda d, i=i: d["traceEvents"].append(dict(d["traceEvents"][i]))
+    balanced = not check(doc, balanced=True)[0]  # the good file's counts are whole: check them too
+    i = first(lambda e: e.get("ph") == "i" and e.get("name") == "post")
+    if i is not None and balanced:
+        mutations["a post whose task never ran"] = lambda d, i=i: d["traceEvents"].append(dict(d["traceEvents"][i]))
     mutations["an unknown phase"] = lambda d: d["traceEvents"].append({"ph": "Q", "ts": 0, "pid": 1, "tid": 0})
     wrong = 0
     for what, mutate in mutations.items():
         broken = dict(doc, traceEvents=list(ev))  # the mutations add or drop events, never edit one
         mutate(broken)
-        problems, _ = check(broken)
+        problems, _ = check(broken, balanced=balanced)
         print(f"self-test: {what}: {'fails, as it must' if problems else 'PASSES: the checker missed it'}")
         wrong += not problems
     return wrong, len(mutations)
@@ -186,6 +206,7 @@ def main():
     group.add_argument("--steals", action="store_const", const=True, dest="steals", help="expect steal arrows")
     group.add_argument("--no-steals", action="store_const", const=False, dest="steals", help="expect no steal")
     ap.add_argument("--requests", action="store_true", help="expect request slices (a server run)")
+    ap.add_argument("--balanced", action="store_true", help="expect tasks run = items posted")
     ap.add_argument("--self-test", action="store_true", help="break copies of FILE; each must fail")
     args = ap.parse_args()
     try:
@@ -194,7 +215,7 @@ def main():
     except (OSError, json.JSONDecodeError) as e:
         print(f"check-trace: {args.file}: {e}", file=sys.stderr)
         return 1
-    problems, summary = check(doc, args.workers, args.steals, args.requests)
+    problems, summary = check(doc, args.workers, args.steals, args.requests, args.balanced)
     if problems:
         for p in problems[:20]:
             print(f"check-trace: {args.file}: {p}", file=sys.stderr)

@@ -33,11 +33,11 @@ for v in "${variants[@]}"; do
   label="fib(16)"
   if [[ $v == futures ]]; then work=(--workload submit --n 300); label="300 tasks submitted from outside"; fi
   t="$build/traces/$v"
-  "$python" scripts/trace-run.py bench "$build/variants/$v/bench_$v" "$t-tuned.json" "${work[@]}" --workers 2 >"$t-tuned.txt"
+  "$python" scripts/trace-run.py bench "$build/variants/$v/bench_$v" "$t-tuned.json" "${work[@]}" --workers 2 --balanced >"$t-tuned.txt"
   "$python" scripts/trace-run.py bench "$build/variants/$v/bench_$v" "$t-textbook.json" --textbook "${work[@]}" \
-    --workers 2 --no-steals >"$t-textbook.txt"
+    --workers 2 --no-steals --balanced >"$t-textbook.txt"
   "$python" scripts/trace-run.py server "$build/server/server_$v" "$t-server.json" --requests 120 --workers 2 \
-    --expect-requests >"$t-server.txt"
+    --expect-requests --balanced >"$t-server.txt"
   "$python" scripts/trace-picture.py "$out/$v.png" \
     "$v, tuned pool: $label" "$t-tuned.json" \
     "$v, textbook pool: $label" "$t-textbook.json" \

@@ -10,7 +10,7 @@ bench: a warm-up and one traced repetition of the workload on 2 threads (POOLS_B
 server: the server on a free port with 2 threads, a short mixed load from 4 keep-alive clients
 (/plaintext, /fib?n=20, /sleep?ms=2, /busy?ms=1), then SIGTERM; the server writes the trace as it
 exits. Either way the file is then checked by scripts/check-trace.py (its options: --workers,
---steals / --no-steals, and --expect-requests for its --requests), and the checker's self-test
+--steals / --no-steals, --balanced, and --expect-requests for its --requests), and the checker's self-test
 breaks copies of the file that must fail it. Exit status 0 when the run and the checks pass. Used by the trace_* ctests and by scripts/trace-pictures.sh.
 """
 
@@ -110,6 +110,7 @@ def main():
     group.add_argument("--steals", action="store_const", const=True, dest="steals")
     group.add_argument("--no-steals", action="store_const", const=False, dest="steals")
     ap.add_argument("--expect-requests", action="store_true", dest="expect_requests")
+    ap.add_argument("--balanced", action="store_true", help="tasks run = items posted (check-trace.py)")
     args = ap.parse_args()
     if args.kind == "server" and args.textbook:
         ap.error("--textbook is for bench runs: a server driver runs its variant's tuned pool")
@@ -123,7 +124,7 @@ def main():
             return 1
         with open(args.out, encoding="utf-8") as f:
             doc = json.load(f)
-        problems, summary = check_trace.check(doc, args.workers, args.steals, args.expect_requests)
+        problems, summary = check_trace.check(doc, args.workers, args.steals, args.expect_requests, args.balanced)
         if not (args.steals and problems == [check_trace.NO_STEALS]):
             break
         print(f"trace-run: attempt {attempt}: {check_trace.NO_STEALS}")

@@ -27,6 +27,9 @@ namespace {
 
 using json = nlohmann::json;
 
+// `arg` of a task or park begin that happened before mark() and is re-dated to it.
+constexpr std::uint32_t carried = 1;
+
 const char* name_of(event e) {
   switch (e) {
     case event::task_begin:
@@ -100,7 +103,10 @@ class exporter {
       // Wrapped, and the oldest record kept is already inside the window: some were lost.
       if (first > 0 && !recs.empty() && recs.size() == head - first) ++truncated_;
       // A worker asleep (or in a task) as the window opens shows so from its first instant.
-      for (record& o : open) o.ns = mark;
+      for (record& o : open) {
+        o.ns = mark;
+        o.arg = carried;  // its post, if any, is before the window: not counted as a task run
+      }
       recs.insert(recs.begin(), open.begin(), open.end());
       carried_ += open.size();
       // A worker alive in the window keeps its track even if it recorded nothing there (it was
@@ -172,7 +178,9 @@ class exporter {
           if (!tasks.empty()) {
             const record b = tasks.back();
             tasks.pop_back();
-            add_slice(tid, "task", b.ns, r.ns, {{"id", fmt::format("{:#x}", b.id)}});
+            json args = {{"id", fmt::format("{:#x}", b.id)}};
+            if (b.arg == carried) args["carried"] = true;  // began before the window
+            add_slice(tid, "task", b.ns, r.ns, std::move(args));
           }
           break;
         case event::park_end:
@@ -207,7 +215,7 @@ class exporter {
           add(tid, r.ns, 0, {{"ph", "i"}, {"s", "t"}, {"name", name_of(r.what)}, {"args", std::move(args)}});
         }
       }
-      if (r.what == event::task_begin || r.what == event::coroutine_resume) ++ts.tasks;
+      if ((r.what == event::task_begin && r.arg != carried) || r.what == event::coroutine_resume) ++ts.tasks;
       if (r.what == event::post) ++ts.posts;
       if (r.what == event::steal) ++ts.steals;
       if (r.what == event::park_begin) ++ts.parks;
@@ -386,7 +394,9 @@ class exporter {
       if (a.ts != b.ts) return a.ts < b.ts;
       return a.dur > b.dur;
     });
-    out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    // otherData (free-form in the format): whether the counts in the file are whole, for checkers.
+    out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
+        << json{{"recorded", recorded_}, {"truncated_tracks", truncated_}}.dump() << ",\"traceEvents\":[\n";
     out << json{{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", "pools"}}}}.dump();
     for (std::uint32_t t = 0; t < tracks_.size(); ++t) {
       if (tracks_[t].recs.empty() && !tracks_[t].shown_empty) continue;

@@ -31,16 +31,21 @@ pc::task<long> traced_fib(int n) {
 
 }  // namespace
 
-TEST_CASE("trace: coroutines thread_pool's events agree with its own counters") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("pools_trace_test_" + std::to_string(::getpid()) + ".json"))
-          .string();
-  pools::trace::mark();  // leave out the events of the test cases before this one
+namespace {
+
+// One traced pool's life: ten runs of fib(20) on two workers, the pool's counters read once they
+// stop moving, then the export.
+struct traced_run {
   pc::thread_pool::statistics stats;
+  pools::trace::summary trace;
+};
+
+traced_run run_traced(const std::string& path) {
+  traced_run r;
+  pools::trace::mark();  // leave out the events of what ran before
   {
     pc::thread_pool pool(2);
-    // Several runs: a steal needs the second worker awake while the first one forks; one run of
-    // fib(20) on two workers almost always has some, ten runs make "none" a real failure. Small
+    // Several runs: a steal needs the second worker awake while the first one forks. Small
     // enough that no ring overflows (about 10,946 forks a run).
     for (int run = 0; run < 10; ++run) CHECK(pc::sync_wait(pool, traced_fib(20)) == 6765);
     // sync_wait returns while the workers may still search, park and wake one another (counted,
@@ -49,25 +54,43 @@ TEST_CASE("trace: coroutines thread_pool's events agree with its own counters") 
     const auto same = [](const pc::thread_pool::statistics& a, const pc::thread_pool::statistics& b) {
       return a.steals == b.steals && a.parks == b.parks && a.wakes == b.wakes;
     };
-    stats = pool.stats();
+    r.stats = pool.stats();
     for (int i = 0; i < 500; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       const auto now = pool.stats();
-      if (same(now, stats)) break;
-      stats = now;
+      if (same(now, r.stats)) break;
+      r.stats = now;
     }
   }  // joined: the rings are complete
-  const auto s = pools::trace::write_chrome_json(path);
+  r.trace = pools::trace::write_chrome_json(path);
   std::filesystem::remove(path);
-  pools::trace::print_summary(s, stdout);
-  REQUIRE(s.truncated_tracks == 0);
-  CHECK(s.total.steals == stats.steals);
-  CHECK(s.total.steals > 0);
-  CHECK(s.total.parks == stats.parks);
-  CHECK(s.total.wakes == stats.wakes + 2);  // + the destructor's wake of each parked worker
-  // Every item queued (a fork, the sync_wait's injection) was taken and run exactly once.
-  CHECK(s.total.tasks == s.total.posts);
-  CHECK(s.total.tasks > 10 * 6765);
+  pools::trace::print_summary(r.trace, stdout);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("trace: coroutines thread_pool's events agree with its own counters") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("pools_trace_test_" + std::to_string(::getpid()) + ".json"))
+          .string();
+  // On a loaded machine (ctest -j2 beside another test) the second worker may get no core while
+  // the first one forks: a run without any steal happens. So up to five pools, until one steals;
+  // every run's counts must agree all the same.
+  traced_run r;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    r = run_traced(path);
+    const auto& s = r.trace;
+    REQUIRE(s.truncated_tracks == 0);
+    CHECK(s.total.steals == r.stats.steals);
+    CHECK(s.total.parks == r.stats.parks);
+    CHECK(s.total.wakes == r.stats.wakes + 2);  // + the destructor's wake of each parked worker
+    // Every item queued (a fork, the sync_wait's injection) was taken and run exactly once.
+    CHECK(s.total.tasks == s.total.posts);
+    CHECK(s.total.tasks > 10 * 6765);
+    if (s.total.steals > 0) break;
+  }
+  CHECK(r.trace.total.steals > 0);
 }
 
 #endif
