@@ -6,15 +6,11 @@
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_all.hpp>
+#include <pools/testing/trace_summary.hpp>
 #include <pools/trace.hpp>
 #include <pools/trace_export.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <string>
 #include <thread>
 
 #if POOLS_TRACE
@@ -40,7 +36,7 @@ struct traced_run {
   pools::trace::summary trace;
 };
 
-traced_run run_traced(const std::string& path) {
+traced_run run_traced() {
   traced_run r;
   pools::trace::mark();  // leave out the events of what ran before
   {
@@ -62,24 +58,19 @@ traced_run run_traced(const std::string& path) {
       r.stats = now;
     }
   }  // joined: the rings are complete
-  r.trace = pools::trace::write_chrome_json(path);
-  std::filesystem::remove(path);
-  pools::trace::print_summary(r.trace, stdout);
+  r.trace = pools::testing::export_trace_summary("coroutines");
   return r;
 }
 
 }  // namespace
 
 TEST_CASE("trace: coroutines thread_pool's events agree with its own counters") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("pools_trace_test_" + std::to_string(::getpid()) + ".json"))
-          .string();
   // On a loaded machine (ctest -j2 beside another test) the second worker may get no core while
   // the first one forks: a run without any steal happens. So up to five pools, until one steals;
   // every run's counts must agree all the same.
   traced_run r;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    r = run_traced(path);
+    r = run_traced();
     const auto& s = r.trace;
     REQUIRE(s.truncated_tracks == 0);
     CHECK(s.total.steals == r.stats.steals);

@@ -8,39 +8,17 @@
 #include <pools/fibers/textbook_pool.hpp>
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
+#include <pools/testing/trace_summary.hpp>
 #include <pools/trace.hpp>
 #include <pools/trace_export.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "test_support.hpp"
 
 #if POOLS_TRACE
-
-namespace {
-
-std::string trace_path() {
-  return (std::filesystem::temp_directory_path() /
-          ("pools_fibers_trace_test_" + std::to_string(::getpid()) + ".json"))
-      .string();
-}
-
-pools::trace::summary export_and_remove() {
-  const std::string path = trace_path();
-  auto s = pools::trace::write_chrome_json(path);  // not const: returned by move
-  std::filesystem::remove(path);
-  pools::trace::print_summary(s, stdout);
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("trace: fibers thread_pool's events balance") {
   // A steal needs the second worker awake while the first one forks: ten runs of fib(18) (4,180
@@ -55,7 +33,7 @@ TEST_CASE("trace: fibers thread_pool's events balance") {
         CHECK(pool.run([&pool] { return fibers_test::fib(pool, 18); }) == 2584);
       }
     }  // joined: the rings are complete
-    s = export_and_remove();
+    s = pools::testing::export_trace_summary("fibers");
     REQUIRE(s.truncated_tracks == 0);
     // Every item queued (a spawn, a woken or yielding fiber) started exactly one task slice: taken
     // by a worker, or run inline by its joiner (whose stale queue entry is then dropped unrun).
@@ -91,7 +69,7 @@ TEST_CASE("trace: fibers thread_pool's events balance when fibers suspend") {
     });
   }
   CHECK(counter == 500);
-  const auto s = export_and_remove();
+  const auto s = pools::testing::export_trace_summary("fibers");
   REQUIRE(s.truncated_tracks == 0);
   CHECK(s.total.tasks == s.total.posts);
   CHECK(s.total.posts > 500);  // the spawns, and fibers re-queued by their yields at least
@@ -107,7 +85,7 @@ TEST_CASE("trace: fibers textbook_pool's events balance") {
       CHECK(pool.spawn([&pool] { return fibers_test::fib(pool, 18); }).join() == 2584);
     }
   }
-  const auto s = export_and_remove();
+  const auto s = pools::testing::export_trace_summary("fibers");
   REQUIRE(s.truncated_tracks == 0);
   CHECK(s.total.tasks == s.total.posts);
   CHECK(s.total.posts >= 3 * 4180);

@@ -7,16 +7,13 @@
 #include <pools/reactor/executor.hpp>
 #include <pools/reactor/strategy.hpp>
 #include <pools/reactor/textbook_pool.hpp>
+#include <pools/testing/trace_summary.hpp>
 #include <pools/trace.hpp>
 #include <pools/trace_export.hpp>
 #include <pools/wait_group.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -46,18 +43,8 @@ void post_all(Pool& pool) {
   REQUIRE(ran.wait_for(std::chrono::seconds(60)));
 }
 
-std::string temp_path(std::string_view what) {
-  return (std::filesystem::temp_directory_path() /
-          ("pools_reactor_trace_" + std::string(what) + "_" + std::to_string(::getpid()) + ".json"))
-      .string();
-}
-
 pools::trace::summary export_trace(std::string_view what) {
-  const std::string path = temp_path(what);
-  auto s = pools::trace::write_chrome_json(path);  // not const: returned by move
-  std::filesystem::remove(path);
-  pools::trace::print_summary(s, stdout);
-  return s;
+  return pools::testing::export_trace_summary("reactor_" + std::string(what));
 }
 
 // Tasks run on tracks named "<pool_name> worker <i>" (POOLS_TRACE_WORKER). Older tracks of the same
