@@ -98,8 +98,10 @@ def read_flavours(variants):
     return flavours
 
 
-def baseline_commit(build):
-    """The commit of the sources a build directory was configured from (its CMakeCache.txt)."""
+def source_commit(build):
+    """The commit of the sources a build directory was configured from (its CMakeCache.txt), as
+    that source tree is now: what was compiled is not recorded, so "+ uncommitted changes" says
+    the tree differs from its commit today."""
     try:
         with open(os.path.join(build, "CMakeCache.txt")) as f:
             src = next(l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_HOME_DIRECTORY:"))
@@ -287,7 +289,7 @@ def baseline_table(by, args, subjects, meta):
     if not args.baseline:
         return []
     lines = [f"## Against the baseline build: subject ÷ subject{BASE}", "",
-             f"This build: `{args.build}` (commit {meta['commit']}); baseline: `{args.baseline}` "
+             f"This build: `{args.build}` (commit {meta['build_commit']}); baseline: `{args.baseline}` "
              f"(commit {meta['baseline_commit']}). Below 1: faster than the baseline (for speedup, above 1).", "",
              "| subject | " + " | ".join(args.workloads) + " |", "|---|" + "---|" * len(args.workloads)]
     floors = []
@@ -416,7 +418,9 @@ def main():
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown"}
     if args.baseline:
         meta["baseline"] = args.baseline
-        meta["baseline_commit"] = baseline_commit(args.baseline)
+        # Both labels from the same source: each build's own source tree.
+        meta["build_commit"] = source_commit(args.build)
+        meta["baseline_commit"] = source_commit(args.baseline)
 
     records = []
     total = 0
