@@ -14,9 +14,9 @@
 # "handout" is a futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and
 # Boost.Fiber were not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a
 # hand-out needs only what its variant needs. CMake notes that the Boost.Context switch went
-# unused: nothing in a futures-only configuration looks for Boost.Context, which is the point. "fuzz" builds the
-# libFuzzer targets of the server core with Clang, ASan and UBSan, replays their seed corpora and
-# fuzzes each for 60 s (server/README.md, "Fuzzing").
+# unused: nothing in a futures-only configuration looks for Boost.Context, which is the point.
+# "fuzz" builds the libFuzzer targets of the server core with Clang, ASan and UBSan, replays their
+# seed corpora and fuzzes each for 60 s (server/README.md, "Fuzzing").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache (used by the build when installed) keys its cache on paths relative to this checkout,
