@@ -13,26 +13,28 @@
 //                   searching_ + 1 (relaxed), spin, searching_ - 1
 //                   (relaxed): if found and it was the last searcher,
 //                   wake_searcher(); else park(last_searcher)
-//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:275-327
-//                   seq_cst fence; find_remote -> clear_idle: if a waker    set_idle :329-332
-//                   chose us, wake_searcher(), else if last searcher, any   clear_idle :334-339
+//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:265-317
+//                   seq_cst fence; find_remote -> clear_idle: if a waker    set_idle :319-322
+//                   chose us, wake_searcher(), else if last searcher, any   clear_idle :324-329
 //                   idle and work visible, wake_one(); stopping_ (relaxed);
 //                   while parked (acquire) == 1: futex_wait; clear_idle
 //                   (fetch_and acq_rel): bit already clear -> woken
-//   take_injected() relaxed size hint, lock, take a batch (the rest to     src/thread_pool.cpp:218-247
-//                   this worker's deque, then wake_for_new_work)
-//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:249-268
-//   inject()        lock, push, size mirror (relaxed); wake_for_new_work   src/thread_pool.cpp:419-435
-//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:371-378
+//   take_injected() the queue's relaxed hint; head lock, pushed_ acquire,  src/thread_pool.cpp:218-237
+//                   take a batch, popped_ release (the rest to this         two_lock_queue.hpp:112-133
+//                   worker's deque, then wake_for_new_work)
+//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:239-258
+//   inject()        tail lock, write the slot, pushed_ + 1 (seq_cst);      src/thread_pool.cpp:409-419
+//                   wake_for_new_work                                      two_lock_queue.hpp:73-80
+//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:361-368
 //                   wake_one()
-//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:380-410
-//                   (injection size, deques: relaxed) -> wake_one()
-//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:341-369
+//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:370-400
+//                   (queue hint, deques: relaxed) -> wake_one()
+//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:331-359
 //                   parked = 0 (release); futex_wake
-//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:412-417
-//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:113-119,
-//                   worker (deque push, wake_hint), else inject              192-199, 164-173
-//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:239-248
+//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:402-407
+//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:112-118,
+//                   worker (deque push, wake_hint), else inject              191-198, 163-173
+//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:238-247
 //   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:105-112
 //                   (seq_cst) -> notify under drain_mutex_
 //   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:81-103
@@ -62,21 +64,23 @@
 //
 // Mutants (POOLS_PARK_MUTANT); Relacy must report each. 1-4 and 7 are store-buffering handshakes
 // with one side's fence gone, which C++ allows to let both sides read the old values:
-//   1  park() without its seq_cst fence          (src/thread_pool.cpp:281): a worker sleeps
+//   1  park() without its seq_cst fence          (src/thread_pool.cpp:271): a worker sleeps
 //      through an injected task whose submitter saw no idle bit
-//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:373): the same, from
+//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:363): the same, from
 //      the submitter's side (its reads of searching_ and idle_ go stale)
-//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:414): the destructor's stop
+//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:404): the destructor's stop
 //      is missed by a parking worker whose idle bit it did not see; the join never returns
 //   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:108): the last task's
 //      notify is skipped while the destructor waits for it
 //   5  the last searcher to find work wakes no one (src/thread_pool.cpp:163-169, park()'s
 //      found_work branch): scenario 2 deadlocks, task 2 queued behind the searcher's task 1
 //   6  a batch from the injection queue announces its extra items with the fence-free wake_hint()
-//      (src/thread_pool.cpp:245): task 2, moved onto the busy worker's deque, is missed by the
+//      (src/thread_pool.cpp:235): task 2, moved onto the busy worker's deque, is missed by the
 //      other worker's last look and the busy worker's stale read of the idle bits
-//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:387): the last searcher's
+//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:377): the last searcher's
 //      read of the idle bits goes stale, as in 2
+//   8  the injection queue's head reads pushed_ relaxed (two_lock_queue.hpp:121): a worker
+//      reads a slot the poster's store of pushed_ did not publish to it, a data race
 #include <pools/chase_lev_deque.hpp>
 
 #include <algorithm>
@@ -105,6 +109,8 @@ constexpr std::memory_order finisher_reads_draining =
 constexpr bool searcher_passes_on = POOLS_PARK_MUTANT != 5;
 constexpr bool batch_wake_fenced = POOLS_PARK_MUTANT != 6;
 constexpr bool searcher_fences = POOLS_PARK_MUTANT != 7;
+constexpr std::memory_order head_reads_pushed =
+    POOLS_PARK_MUTANT == 8 ? std::memory_order_relaxed : std::memory_order_acquire;
 
 constexpr int workers = 2;
 constexpr int spin_rounds = 1;  // src/thread_pool.cpp: spin_rounds = 64
@@ -133,10 +139,15 @@ struct pool {
   worker w[workers];
   atomic<std::uint64_t> idle;  // idle_[0]
   atomic<std::uint32_t> searching;
-  rl::mutex inject_mutex;
-  rl::var<int> injected[inject_capacity];  // injected_, a FIFO
-  rl::var<int> inj_head, inj_tail;
-  atomic<std::size_t> injected_size;
+  // injected_, a pools::two_lock_queue<void*> (common/include/pools/two_lock_queue.hpp), its
+  // segments reduced to one ring of slots that is never reused (at most two tasks are injected).
+  rl::mutex tail_mutex;                 // tail_.mutex (a spin lock: acquire on lock, release on unlock)
+  rl::var<int> slots[inject_capacity];  // written under the tail lock, read under the head lock
+  rl::var<int> tail_index;              // tail_.index, under the tail lock
+  atomic<std::uint64_t> pushed;         // pushed_
+  rl::mutex head_mutex;                 // head_.mutex
+  atomic<std::uint64_t> popped;         // head_.popped
+  atomic<std::uint64_t> known_pushed;   // head_.known_pushed
   atomic<std::int64_t> outstanding;
   atomic<bool> draining, stopping;
   rl::mutex drain_mutex;
@@ -147,8 +158,7 @@ struct pool {
   rl::var<bool> task2_ran;
 
   pool() {
-    inj_head($) = 0;
-    inj_tail($) = 0;
+    tail_index($) = 0;
     task2_ran($) = false;
   }
 
@@ -162,22 +172,25 @@ struct pool {
     v.futex_cv.notify_one();
   }
 
-  // take_injected (src/thread_pool.cpp:189-214)
+  // take_injected (src/thread_pool.cpp:218-237), with two_lock_queue::try_pop_batch (:112-133)
   bool take_injected(unsigned self, int& out) {
-    if (injected_size.load(std::memory_order_relaxed) == 0) return false;
+    const std::uint64_t seen = popped.load(std::memory_order_relaxed);  // maybe_nonempty_hint()
+    if (seen == known_pushed.load(std::memory_order_relaxed) &&
+        seen == pushed.load(std::memory_order_relaxed))
+      return false;
     constexpr int max_batch = 32;
     int batch[inject_capacity] = {};
     int n = 0;
     {
-      guard g(inject_mutex);
-      const int size = inj_tail($) - inj_head($);
-      if (size == 0) return false;
-      n = std::min({size, 1 + size / workers, max_batch});
-      for (int i = 0; i < n; ++i) {
-        batch[i] = injected[inj_head($) % inject_capacity]($);
-        inj_head($) = inj_head($) + 1;
-      }
-      injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
+      guard g(head_mutex);
+      const std::uint64_t p = popped.load(std::memory_order_relaxed);
+      const std::uint64_t last = pushed.load(head_reads_pushed);
+      known_pushed.store(last, std::memory_order_relaxed);
+      const int queued = static_cast<int>(last - p);
+      if (queued == 0) return false;
+      n = std::min({queued, 1 + queued / workers, max_batch});
+      for (int i = 0; i < n; ++i) batch[i] = slots[(p + static_cast<std::uint64_t>(i)) % inject_capacity]($);
+      popped.store(p + static_cast<std::uint64_t>(n), std::memory_order_release);
     }
     out = batch[0];
     for (int i = n; i-- > 1;) w[self].deque.push(batch[i]);
@@ -189,7 +202,7 @@ struct pool {
     }
     return true;
   }
-  // steal (src/thread_pool.cpp:216-234); with two workers the victim is the other one.
+  // steal (src/thread_pool.cpp:239-258); with two workers the victim is the other one.
   bool steal(unsigned self, int& out) {
     const unsigned v = 1 - self;
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -202,7 +215,7 @@ struct pool {
     }
     return false;
   }
-  // find_remote (src/thread_pool.cpp:170-172), without timers
+  // find_remote (src/thread_pool.cpp:197-199), without timers
   bool find_remote(unsigned self, int& out) { return take_injected(self, out) || steal(self, out); }
 
   void set_idle(unsigned i) { idle.fetch_or(std::uint64_t{1} << i, std::memory_order_release); }
@@ -236,7 +249,7 @@ struct pool {
     return clear_idle(self) ? park_result::returned : park_result::woken;
   }
 
-  // wake_one (src/thread_pool.cpp:295-322)
+  // wake_one (src/thread_pool.cpp:331-359)
   bool wake_one(std::size_t skip = no_worker) {
     const std::uint64_t mask = ~(skip != no_worker ? std::uint64_t{1} << skip : 0);
     std::uint64_t bits = idle.load(std::memory_order_relaxed);
@@ -266,7 +279,7 @@ struct pool {
   bool any_idle() { return idle.load(std::memory_order_relaxed) != 0; }
   // work_visible, without timers
   bool work_visible() {
-    if (injected_size.load(std::memory_order_relaxed) != 0) return true;
+    if (pushed.load(std::memory_order_relaxed) != popped.load(std::memory_order_relaxed)) return true;
     for (auto& v : w) {
       if (!v.deque.looks_empty()) return true;
     }
@@ -278,41 +291,41 @@ struct pool {
     while (wake_one()) {
     }
   }
-  // wake_hint (include/thread_pool.hpp:219-228)
+  // wake_hint (include/thread_pool.hpp:238-247)
   void wake_hint() {
     if (searching.load(std::memory_order_relaxed) != 0) return;
     if (idle.load(std::memory_order_relaxed) != 0) wake_one();
   }
-  // inject (src/thread_pool.cpp:331-344)
+  // inject (src/thread_pool.cpp:409-419), with two_lock_queue::push (two_lock_queue.hpp:73-80)
   void inject(int task) {
     {
-      guard g(inject_mutex);
-      RL_ASSERT(inj_tail($) - inj_head($) < inject_capacity);
-      injected[inj_tail($) % inject_capacity]($) = task;
-      inj_tail($) = inj_tail($) + 1;
-      injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
+      guard g(tail_mutex);
+      RL_ASSERT(tail_index($) < inject_capacity);
+      slots[tail_index($)]($) = task;
+      tail_index($) = tail_index($) + 1;
+      pushed.store(pushed.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     }
     wake_for_new_work();
   }
-  // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:108-114, 185-192)
+  // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:112-118, 191-198)
   void post_outside(int task) {
     outstanding.fetch_add(1, std::memory_order_relaxed);
     inject(task);
   }
-  // post from worker `self`: start() -> push_local (include/thread_pool.hpp:158-167), not in a hook
+  // post from worker `self`: start() -> push_local (include/thread_pool.hpp:163-173), not in a hook
   void post_local(unsigned self, int task) {
     outstanding.fetch_add(1, std::memory_order_relaxed);
     w[self].deque.push(task);
     wake_hint();
   }
-  // task_finished (src/thread_pool.cpp:95-102)
+  // task_finished (src/thread_pool.cpp:105-112)
   void task_finished() {
     if (outstanding.fetch_sub(1, std::memory_order_seq_cst) == 1 && draining.load(finisher_reads_draining)) {
       guard g(drain_mutex);
       drain_cv.notify_all();
     }
   }
-  // ~thread_pool (src/thread_pool.cpp:78-93), without the join (the Relacy threads end)
+  // ~thread_pool (src/thread_pool.cpp:81-103), without the join (the Relacy threads end)
   void destroy() {
     draining.store(true, std::memory_order_seq_cst);
     {
@@ -338,7 +351,7 @@ struct pool {
     task_finished();
   }
 
-  // worker_main (src/thread_pool.cpp:104-161), without hook and fairness tick
+  // worker_main (src/thread_pool.cpp:114-188), without hook and fairness tick
   void worker_main(unsigned self) {
     int h = 0;
     bool woken = false;  // chosen by a waker: starts as a searcher
@@ -429,7 +442,8 @@ int main(int argc, char** argv) {
                                      "task_finished() reads draining_ relaxed",
                                      "the last searcher to find work wakes no one",
                                      "a batch from the injection queue wakes with the fence-free wake_hint()",
-                                     "wake_searcher() without its seq_cst fence"};
+                                     "wake_searcher() without its seq_cst fence",
+                                     "the injection queue's head reads pushed_ relaxed"};
   return pools::model::verdict("the coroutines pool's parking", POOLS_PARK_MUTANT, what[POOLS_PARK_MUTANT],
                                ok);
 }

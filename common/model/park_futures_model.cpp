@@ -2,29 +2,30 @@
 // announces that it is going to sleep (sleepers_), a poster publishes its task and then decides
 // whether to signal (signals_).
 //
-// A faithful transcription, not the pool itself: basic_thread_pool and fifo_task_queue use
+// A faithful transcription, not the pool itself: basic_thread_pool and two_lock_queue use
 // std::atomic, std::mutex and pools::spinlock directly and cannot be instantiated with Relacy's
 // types. Each step below names the line of the real code it mirrors, with the same operation and
-// the same memory order (paths as of this model: variants/futures/include/pools/futures/):
+// the same memory order (paths as of this model: variants/futures/include/pools/futures/, and
+// common/include/pools/ for two_lock_queue.hpp):
 //
-//   poster  enqueue()                   thread_pool.hpp:511-520
-//     push: tail lock, write the slot,  fifo_task_queue.hpp:65-72; pushed_ store seq_cst :71
+//   poster  enqueue()                   thread_pool.hpp:512-521
+//     push: tail lock, write the slot,  two_lock_queue.hpp:73-80; pushed_ store seq_cst :79
 //       pushed_ + 1
-//     sleepers_.load(seq_cst) != 0      thread_pool.hpp:518 (and hold_ relaxed == 0)
-//     wake_one(): under sleep_mutex_,   thread_pool.hpp:522-530
+//     sleepers_.load(seq_cst) != 0      thread_pool.hpp:519 (and hold_ relaxed == 0)
+//     wake_one(): under sleep_mutex_,   thread_pool.hpp:523-531
 //       sleepers_ - 1, signals_ + 1, notify_one
-//   worker  worker_main()               thread_pool.hpp:576-599
-//     try_pop: hint (relaxed), head     fifo_task_queue.hpp:79-105, 189-193
+//   worker  worker_main()               thread_pool.hpp:577-600
+//     try_pop: hint (relaxed), head     two_lock_queue.hpp:86-106, 225-229
 //       lock, pushed_ acquire, admit, popped_ release
-//     wait_for_work(): spin on the      thread_pool.hpp:553-562
+//     wait_for_work(): spin on the      thread_pool.hpp:554-563
 //       relaxed hint
-//     under sleep_mutex_: sleepers_     thread_pool.hpp:563-564
+//     under sleep_mutex_: sleepers_     thread_pool.hpp:564-565
 //       .fetch_add(1, seq_cst)
-//     while (!work_visible() && !stop   thread_pool.hpp:565; work_visible :541-543
-//       && signals_ == 0) wait            (hold_ seq_cst, pushed_ seq_cst: fifo_task_queue.hpp:116-118)
-//     take one signal back, else one    thread_pool.hpp:566-570
-//       sleeper; return !may_exit()     may_exit :547-550
-//   shutdown stop_workers()             thread_pool.hpp:635-644
+//     while (!work_visible() && !stop   thread_pool.hpp:566; work_visible :547-549
+//       && signals_ == 0) wait            (hold_ seq_cst, pushed_ seq_cst: two_lock_queue.hpp:144-146)
+//     take one signal back, else one    thread_pool.hpp:567-571
+//       sleeper; return !may_exit()     may_exit :553-556
+//   shutdown stop_workers()             thread_pool.hpp:636-645
 //
 // Reduced: one segment (no growth or recycling), no priorities, no pause()/reset() (hold_ stays 0
 // but is read where the real code reads it), no wait() bookkeeping (running flags, waiters_), one
@@ -40,10 +41,10 @@
 // The protocol is a store-buffering handshake made of seq_cst operations only: "publish my task,
 // then read sleepers_" against "increment sleepers_, then read pushed_". Each mutant weakens one of
 // its four accesses below seq_cst, which C++ allows to let both sides read the old value:
-//   POOLS_PARK_MUTANT=1  enqueue() reads sleepers_ relaxed           (thread_pool.hpp:518)
-//   POOLS_PARK_MUTANT=2  push() publishes pushed_ with release       (fifo_task_queue.hpp:71)
-//   POOLS_PARK_MUTANT=3  the worker announces itself relaxed         (thread_pool.hpp:564)
-//   POOLS_PARK_MUTANT=4  work_visible() reads pushed_ with acquire   (fifo_task_queue.hpp:117)
+//   POOLS_PARK_MUTANT=1  enqueue() reads sleepers_ relaxed           (thread_pool.hpp:519)
+//   POOLS_PARK_MUTANT=2  push() publishes pushed_ with release       (two_lock_queue.hpp:79)
+//   POOLS_PARK_MUTANT=3  the worker announces itself relaxed         (thread_pool.hpp:565)
+//   POOLS_PARK_MUTANT=4  work_visible() reads pushed_ with acquire   (two_lock_queue.hpp:145)
 // Each must be reported by Relacy (a deadlock: a task queued, every worker asleep).
 #include <cstdint>
 
@@ -72,7 +73,7 @@ constexpr int capacity = 4;     // slots of the one segment
 constexpr int spin_rounds = 1;  // thread_pool.hpp: spin_pause_rounds + spin_yield_rounds
 
 struct pool {
-  // ---- fifo_task_queue ----
+  // ---- two_lock_queue ----
   rl::mutex tail_mutex;  // tail_.mutex (a spin lock: acquire on lock, release on unlock)
   rl::var<int> tail_index;
   rl::var<int> slots[capacity];  // the tasks' payloads
@@ -95,7 +96,7 @@ struct pool {
     signals($) = 0;
   }
 
-  // fifo_task_queue::push (fifo_task_queue.hpp:65-72)
+  // two_lock_queue::push (two_lock_queue.hpp:73-80)
   void push(int task) {
     guard g(tail_mutex);
     RL_ASSERT(tail_index($) < capacity);
@@ -103,12 +104,12 @@ struct pool {
     tail_index($) = tail_index($) + 1;
     pushed.store(pushed.load(std::memory_order_relaxed) + 1, push_publishes);
   }
-  // maybe_nonempty_hint (fifo_task_queue.hpp:189-193)
+  // maybe_nonempty_hint (two_lock_queue.hpp:225-229)
   bool maybe_nonempty_hint() {
     const std::uint64_t p = popped.load(std::memory_order_relaxed);
     return p != known_pushed.load(std::memory_order_relaxed) || p != pushed.load(std::memory_order_relaxed);
   }
-  // try_pop (fifo_task_queue.hpp:79-105), with the pool's admit() (thread_pool.hpp:582-586)
+  // try_pop (two_lock_queue.hpp:86-106), with the pool's admit() (thread_pool.hpp:583-587)
   bool try_pop(int& out) {
     if (!maybe_nonempty_hint()) return false;
     guard g(head_mutex);
@@ -123,19 +124,19 @@ struct pool {
     popped.store(p + 1, std::memory_order_release);
     return true;
   }
-  // maybe_nonempty (fifo_task_queue.hpp:116-118)
+  // maybe_nonempty (two_lock_queue.hpp:144-146)
   bool maybe_nonempty() { return pushed.load(worker_reads_pushed) != popped.load(std::memory_order_relaxed); }
-  // maybe_nonempty_relaxed (fifo_task_queue.hpp:121-123)
+  // maybe_nonempty_relaxed (two_lock_queue.hpp:149-151)
   bool maybe_nonempty_relaxed() {
     return pushed.load(std::memory_order_relaxed) != popped.load(std::memory_order_relaxed);
   }
 
-  // enqueue (thread_pool.hpp:511-520)
+  // enqueue (thread_pool.hpp:512-521)
   void enqueue(int task) {
     push(task);
     if (sleepers.load(poster_reads_sleepers) != 0 && hold.load(std::memory_order_relaxed) == 0) wake_one();
   }
-  // wake_one (thread_pool.hpp:522-530)
+  // wake_one (thread_pool.hpp:523-531)
   void wake_one() {
     {
       guard g(sleep_mutex);
@@ -145,14 +146,14 @@ struct pool {
     }
     sleep_cv.notify_one();
   }
-  // work_visible (thread_pool.hpp:541-543)
+  // work_visible (thread_pool.hpp:542-544)
   bool work_visible() { return hold.load(std::memory_order_seq_cst) == 0 && maybe_nonempty(); }
-  // may_exit (thread_pool.hpp:547-550)
+  // may_exit (thread_pool.hpp:548-551)
   bool may_exit() {
     return stop.load(std::memory_order_acquire) &&
            (hold.load(std::memory_order_seq_cst) != 0 || !maybe_nonempty());
   }
-  // wait_for_work (thread_pool.hpp:553-572)
+  // wait_for_work (thread_pool.hpp:554-573)
   bool wait_for_work() {
     for (int round = 0; round < spin_rounds; ++round) {
       if (stop.load(std::memory_order_relaxed)) return !may_exit();
@@ -171,7 +172,7 @@ struct pool {
     }
     return !may_exit();
   }
-  // stop_workers (thread_pool.hpp:635-644), without the join (the Relacy threads end)
+  // stop_workers (thread_pool.hpp:636-645), without the join (the Relacy threads end)
   void stop_workers() {
     {
       guard g(sleep_mutex);
@@ -198,7 +199,7 @@ struct futures_park_test : rl::test_suite<futures_park_test, 3> {
       p->stop_workers();
       return;
     }
-    // worker_main (thread_pool.hpp:576-599)
+    // worker_main (thread_pool.hpp:577-600)
     int task = 0;
     for (;;) {
       if (p->try_pop(task)) {

@@ -8,9 +8,11 @@
 // the owner was preempted inside its few instructions, the waiter lets it run instead of burning
 // a time slice (which matters on a machine with more threads than cores).
 //
-// Users: the futures pool's queue ends, and every fiber primitive, where a lock must also be
-// releasable by another context on the same thread (a std::mutex must be unlocked by its owner;
-// see variants/fibers/include/pools/fibers/detail/waiter.hpp, park()).
+// Users: the two ends of pools::two_lock_queue (the futures pool's queue, the coroutine pool's
+// injection queue), the futures priority queue, the coroutine frame allocator's transfer cache,
+// and every fiber primitive, where a lock must also be releasable by another context on the same
+// thread (a std::mutex must be unlocked by its owner; see
+// variants/fibers/include/pools/fibers/detail/waiter.hpp, park()).
 // Satisfies Lockable: use it with std::lock_guard / std::unique_lock.
 #pragma once
 

@@ -1,7 +1,11 @@
 #include <pools/coroutines/frame_allocator.hpp>
+#include <pools/spinlock.hpp>
 
 #include <atomic>
+#include <cstdint>
+#include <mutex>  // std::lock_guard
 #include <new>
+#include <utility>
 
 namespace pools::coroutines {
 namespace detail {
@@ -22,19 +26,34 @@ std::size_t rounded(std::size_t size) noexcept {
              : size;
 }
 
+void free_list(frame_node* n) noexcept {
+  while (n != nullptr) ::operator delete(static_cast<void*>(std::exchange(n, n->next)));
+}
+
 void free_all(frame_cache& cache) noexcept {
   for (std::size_t k = 0; k < frame_allocator::classes; ++k) {
-    while (frame_node* n = cache.head[k]) {
-      cache.head[k] = n->next;
-      ::operator delete(static_cast<void*>(n));
-    }
+    free_list(std::exchange(cache.head[k], nullptr));
+    free_list(std::exchange(cache.spill[k], nullptr));
     cache.count[k] = 0;
+    cache.spill_count[k] = 0;
   }
 }
 
-// The one object with a destructor: constructed on a thread's first cached release, destroyed at
-// that thread's exit. It stops caching first, so frames freed by later thread_local destructors
-// go straight to the general allocator instead of into a list nobody would free.
+// The transfer cache: per size class, up to depot_batches lists of exactly batch_size frames.
+// A spin lock per class: it is taken once per batch_size frames, for a few stores, and the lock
+// orders the frames' links (written by the giving thread) before the taker reads them. Each class
+// on its own cache line, so threads moving batches of different sizes do not meet.
+struct alignas(64) depot_class {
+  pools::spinlock lock;
+  std::uint32_t size = 0;  // batches held; guarded by lock
+  frame_node* batches[frame_allocator::depot_batches] = {};
+};
+constinit depot_class depot[frame_allocator::classes];
+
+// The one object with a destructor: constructed on a thread's first cached release (or batch
+// taken), destroyed at that thread's exit. It stops caching first, so frames freed by later
+// thread_local destructors go straight to the general allocator instead of into a list nobody
+// would free.
 struct cache_reaper {
   ~cache_reaper() {
     tl_frame_cache.dead = true;
@@ -43,26 +62,77 @@ struct cache_reaper {
   }
 };
 
+// May this thread keep frames in its lists? Arms the thread-exit cleanup on the first yes.
+bool arm(frame_cache& cache) noexcept {
+  if (cache.registered) return true;
+  if (cache.dead || caching_disabled.load(std::memory_order_relaxed)) return false;
+  thread_local cache_reaper reaper;  // first use on this thread arms the cleanup
+  (void)reaper;
+  cache.registered = true;
+  return true;
+}
+
+// Pops one batch of class k from the transfer cache, or nullptr.
+frame_node* take_batch(std::size_t k) noexcept {
+  depot_class& d = depot[k];
+  const std::lock_guard lock(d.lock);
+  return d.size == 0 ? nullptr : std::exchange(d.batches[--d.size], nullptr);
+}
+
 }  // namespace
 
 void* frame_allocate_slow(std::size_t size) {
-  if constexpr (frame_allocator::enabled) ++tl_frame_cache.misses;
+  if constexpr (frame_allocator::enabled) {
+    frame_cache& cache = tl_frame_cache;
+    if (size <= frame_allocator::largest_cached) {
+      const std::size_t k = (size - 1) / frame_allocator::granule;
+      // The list is empty. Frames this thread spilled come first, then a batch another thread
+      // gave: either becomes the list, and its first frame is the one returned.
+      frame_node* list = nullptr;
+      std::uint32_t n = 0;
+      if (cache.spill[k] != nullptr) {
+        list = std::exchange(cache.spill[k], nullptr);
+        n = std::exchange(cache.spill_count[k], 0);
+      } else if (arm(cache)) {
+        list = take_batch(k);
+        n = frame_allocator::batch_size;
+        if (list != nullptr) ++cache.taken;
+      }
+      if (list != nullptr) {
+        cache.head[k] = list->next;
+        cache.count[k] = n - 1;
+        ++cache.hits;
+        return list;
+      }
+    }
+    ++cache.misses;
+  }
   return ::operator new(rounded(size));
 }
 
 void frame_release_slow(void* frame, std::size_t size) noexcept {
   if constexpr (frame_allocator::enabled) {
-    frame_cache& cache = tl_frame_cache;
-    if (!cache.registered && !cache.dead && size <= frame_allocator::largest_cached &&
-        !caching_disabled.load(std::memory_order_relaxed)) {
-      thread_local cache_reaper reaper;  // first use on this thread arms the cleanup
-      (void)reaper;
-      cache.registered = true;
+    if (size <= frame_allocator::largest_cached && arm(tl_frame_cache)) {
       frame_allocator::release(frame, size);  // now cached
       return;
     }
   }
   ::operator delete(frame);
+}
+
+void frame_give_batch(frame_cache& cache, std::size_t k) noexcept {
+  frame_node* batch = std::exchange(cache.spill[k], nullptr);
+  cache.spill_count[k] = 0;
+  {
+    depot_class& d = depot[k];
+    const std::lock_guard lock(d.lock);
+    if (d.size < frame_allocator::depot_batches) {
+      d.batches[d.size++] = batch;
+      ++cache.given;
+      return;
+    }
+  }
+  free_list(batch);  // the transfer cache is full: back to the general allocator
 }
 
 }  // namespace detail
@@ -75,8 +145,23 @@ void frame_allocator::trim_this_thread() noexcept {
   detail::free_all(detail::tl_frame_cache);
 }
 
+void frame_allocator::trim_transfer_cache() noexcept {
+  for (detail::depot_class& d : detail::depot) {
+    for (;;) {
+      detail::frame_node* batch = nullptr;
+      {
+        const std::lock_guard lock(d.lock);
+        if (d.size == 0) break;
+        batch = std::exchange(d.batches[--d.size], nullptr);
+      }
+      detail::free_list(batch);  // outside the lock: the general allocator may take its time
+    }
+  }
+}
+
 frame_allocator::stats frame_allocator::this_thread_stats() noexcept {
-  return {detail::tl_frame_cache.hits, detail::tl_frame_cache.misses};
+  const detail::frame_cache& c = detail::tl_frame_cache;
+  return {c.hits, c.misses, c.taken, c.given};
 }
 
 }  // namespace pools::coroutines

@@ -216,27 +216,17 @@ bool thread_pool::take_timers(detail::worker& w, void*& out) {
 }
 
 bool thread_pool::take_injected(detail::worker& w, void*& out) {
-  // relaxed: a hint to skip the lock; the lock orders the real read. (In park() the seq_cst fence
-  // before this call orders this load against the submitter's fence.)
-  if (injected_size_.load(std::memory_order_relaxed) == 0) return false;
   // A batch, so that a burst of external submissions costs one lock per batch and spreads out:
-  // the extra items go to this worker's deque, where idle workers steal them.
+  // a fair share of what is queued, the extra items to this worker's deque, where idle workers
+  // steal them. (The queue's own relaxed hint skips the lock while it looks empty; in park() the
+  // seq_cst fence before this call orders that read against the submitter's fence.)
   constexpr std::size_t max_batch = 32;
-  void* batch[max_batch] = {};
-  std::size_t n = 0;
-  {
-    std::lock_guard lock(inject_mutex_);
-    const std::size_t size = injected_.size();
-    if (size == 0) return false;
-    n = std::min({size, 1 + size / workers_.size(), max_batch});
-    for (std::size_t i = 0; i < n; ++i) {
-      batch[i] = injected_.front();
-      injected_.pop_front();
-    }
-    // relaxed: a mirror of the size for the lock-free check above.
-    injected_size_.store(injected_.size(), std::memory_order_relaxed);
-    POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
-  }
+  void* batch[max_batch];
+  const std::size_t n = injected_.try_pop_batch(
+      batch, max_batch, [this](std::size_t queued) { return 1 + queued / workers_.size(); });
+  if (n == 0) return false;
+  injected_count_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic, once per batch
+  POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   out = batch[0];
   for (std::size_t i = n; i-- > 1;) w.deque.push(batch[i]);
   // Fenced, unlike a fork's wake_hint(): the submitters of these items may have skipped their
@@ -401,7 +391,7 @@ bool thread_pool::any_idle() const noexcept {
 bool thread_pool::work_visible() const noexcept {
   // relaxed all: called after a seq_cst fence, which orders these loads after the fence of the
   // submitter whose item matters (wake_searcher()); a stale "yes" costs one wake-up.
-  if (injected_size_.load(std::memory_order_relaxed) != 0) return true;
+  if (injected_.maybe_nonempty_relaxed()) return true;
   if (timers_.next_deadline() != detail::timer_queue::never) return true;  // someone must sleep till it
   for (const auto& v : workers_) {
     if (!v->deque.looks_empty()) return true;
@@ -417,18 +407,12 @@ void thread_pool::wake_all() noexcept {
 }
 
 void thread_pool::inject(std::coroutine_handle<> h) {
-  // relaxed: sequenced before the push, which the unlock below publishes; whatever the pushed
-  // coroutine does, and so a destruction that depends on it, happens after this increment.
+  // relaxed: sequenced before the push, which publishes the item; whatever the pushed coroutine
+  // does, and so a destruction that depends on it, happens after this increment.
   submitters_.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard lock(inject_mutex_);
-    injected_.push_back(h.address());
-    POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
-    POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
-    // relaxed: the mirror; the fence below orders it for parking workers.
-    injected_size_.store(injected_.size(), std::memory_order_relaxed);
-  }
-  injected_count_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
+  injected_.push(h.address());  // publishes with a seq_cst store (two_lock_queue.hpp)
+  POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   wake_for_new_work();
   // release: the last touch of the pool. The destructor waits for 0 with acquire (see there).
   submitters_.fetch_sub(1, std::memory_order_release);

@@ -1,4 +1,5 @@
-// frame_allocator: frames are recycled per thread by size class, the cache is bounded, and
+// frame_allocator: frames are recycled per thread by size class, the per-thread lists are bounded
+// and overflow into the transfer cache, which hands whole batches to a thread that runs out, and
 // coroutine frames actually come from it.
 #include <doctest/doctest.h>
 
@@ -43,20 +44,64 @@ TEST_CASE("frame_allocator: a released frame is reused for the next frame of its
       .join();
 }
 
-TEST_CASE("frame_allocator: the per-thread cache is bounded") {
+TEST_CASE("frame_allocator: a thread's list is bounded, the overflow goes to the transfer cache") {
   if constexpr (!fa::enabled) return;
+  // A size class no other test uses in this process, and an empty transfer cache to start from.
+  constexpr std::size_t size = 1000;
+  fa::trim_transfer_cache();
   std::thread([] {
+    // The list keeps cache_limit frames; the rest are spilled in batches to the transfer cache,
+    // which keeps depot_batches of them; the one batch more goes to the general allocator, and
+    // 10 frames stay in this thread's spill list (less than a batch).
+    const std::uint32_t n = fa::cache_limit + (fa::depot_batches + 1) * fa::batch_size + 10;
     std::vector<void*> blocks;
-    for (std::uint32_t i = 0; i < fa::cache_limit + 100; ++i) blocks.push_back(fa::allocate(64));
-    for (void* b : blocks) fa::release(b, 64);  // the last 100 go back to the general allocator
+    for (std::uint32_t i = 0; i < n; ++i) blocks.push_back(fa::allocate(size));
     const auto before = fa::this_thread_stats();
+    for (void* b : blocks) fa::release(b, size);
+    CHECK(fa::this_thread_stats().batches_given - before.batches_given == fa::depot_batches);
+    // Allocating them all again: the list, then the spill, then every batch back from the
+    // transfer cache; only the refused batch has to come from the general allocator.
     blocks.clear();
-    for (std::uint32_t i = 0; i < fa::cache_limit + 100; ++i) blocks.push_back(fa::allocate(64));
+    for (std::uint32_t i = 0; i < n; ++i) blocks.push_back(fa::allocate(size));
     const auto after = fa::this_thread_stats();
-    CHECK(after.cache_hits - before.cache_hits == fa::cache_limit);
-    CHECK(after.general_allocs - before.general_allocs == 100);
-    for (void* b : blocks) fa::release(b, 64);
+    CHECK(after.batches_taken - before.batches_taken == fa::depot_batches);
+    CHECK(after.cache_hits - before.cache_hits == n - fa::batch_size);
+    CHECK(after.general_allocs - before.general_allocs == fa::batch_size);
+    for (void* b : blocks) fa::release(b, size);
   }).join();  // thread exit frees the cached blocks (LeakSanitizer would report otherwise)
+  fa::trim_transfer_cache();
+}
+
+TEST_CASE("frame_allocator: frames one thread frees come back to the thread that allocates") {
+  if constexpr (!fa::enabled) return;
+  // The pattern of posting from outside a pool: a producer allocates every frame, a consumer
+  // frees every one. Without the transfer cache the producer would allocate each from the
+  // general allocator, forever.
+  constexpr std::size_t size = 900;  // class 15, like the test above unused elsewhere
+  fa::trim_transfer_cache();
+  constexpr std::uint32_t rounds = 4, per_round = fa::cache_limit + 8 * fa::batch_size;
+  std::vector<void*> handed;
+  std::uint64_t general_last_round = 0, taken = 0;
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    std::thread([&] {  // the producer (the same frames go back and forth between two threads)
+      const auto before = fa::this_thread_stats();
+      for (std::uint32_t i = 0; i < per_round; ++i) handed.push_back(fa::allocate(size));
+      const auto after = fa::this_thread_stats();
+      general_last_round = after.general_allocs - before.general_allocs;
+      taken += after.batches_taken - before.batches_taken;
+      fa::trim_this_thread();
+    })
+        .join();
+    std::thread([&] {  // the consumer: keeps cache_limit, gives 8 batches to the transfer cache
+      for (void* b : handed) fa::release(b, size);
+      handed.clear();
+    })
+        .join();
+  }
+  // Rounds after the first take the 8 batches the consumer gave: 8 * batch_size fewer allocations.
+  CHECK(taken == (rounds - 1) * 8);
+  CHECK(general_last_round == per_round - 8 * fa::batch_size);
+  fa::trim_transfer_cache();
 }
 
 namespace {

@@ -8,7 +8,7 @@
 //
 // How a coroutine gets onto a worker: its handle goes into a queue — the current worker's own
 // Chase–Lev deque when the caller is a worker of this pool (no lock, no CAS), else the injection
-// queue (a FIFO under a spin lock, for the outside world). Workers run their own deque newest-first;
+// queue (a two-lock FIFO, for the outside world). Workers run their own deque newest-first;
 // when it is empty they take timers that are due, then the injection queue, then steal the
 // oldest item of a random victim's deque. When nothing is found they spin briefly, then park.
 //
@@ -40,8 +40,8 @@
 #include <pools/coroutines/task.hpp>
 #include <pools/executor.hpp>
 #include <pools/park_hook.hpp>
-#include <pools/spinlock.hpp>
 #include <pools/trace.hpp>
+#include <pools/two_lock_queue.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
@@ -51,7 +51,6 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -181,7 +180,7 @@ class thread_pool final : public scheduler {
     std::uint64_t steals = 0;    // items taken from another worker's deque
     std::uint64_t parks = 0;     // times a worker went to sleep
     std::uint64_t wakes = 0;     // futex wakes issued
-    std::uint64_t injected = 0;  // items that came through the injection queue
+    std::uint64_t injected = 0;  // items taken from the injection queue
   };
   statistics stats() const noexcept;
 
@@ -260,13 +259,11 @@ class thread_pool final : public scheduler {
 
   alignas(64) std::atomic<std::uint32_t> searching_{0};  // workers spinning for work
 
-  // The injection queue: submissions from threads that are not workers of this pool.
-  // A spin lock (pools/spinlock.hpp), not a std::mutex: the critical sections are a push or a
-  // batch of at most 32 pops, and with a std::mutex the poster and the workers taking batches met
-  // in futex waits and wakes (perf: a fifth of `submit`'s time; docs/optimizations.md, rung 19).
-  alignas(64) pools::spinlock inject_mutex_;
-  std::deque<void*> injected_;                 // guarded by inject_mutex_
-  std::atomic<std::size_t> injected_size_{0};  // mirror of injected_.size(), read without the lock
+  // The injection queue: submissions from threads that are not workers of this pool. The
+  // futures pool's two-lock queue (pools/two_lock_queue.hpp): a poster locks only the tail, a
+  // worker taking a batch only the head, and a queue in steady state allocates nothing. (Before
+  // it, a std::deque under one spin lock: README, "Submitting from outside".)
+  pools::two_lock_queue<void*> injected_;
   // Threads inside inject() or add_timer(): the destructor waits for 0 (see there).
   std::atomic<std::uint32_t> submitters_{0};
 

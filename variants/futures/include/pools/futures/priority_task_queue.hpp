@@ -1,11 +1,11 @@
 // pools/futures/priority_task_queue.hpp — the queue of priority_thread_pool: a binary heap under
 // one (spin) lock.
 //
-// Same interface as fifo_task_queue, so the pool is written once. A heap has a single "front",
-// so it cannot be split into a producer end and a consumer end: producers and workers share the
-// one lock. That is the price of priorities, paid only by the pool type that asks for them.
-// Ties are broken by a sequence number, so equal priorities run in submission order (a plain
-// std::priority_queue, as BS::thread_pool uses, does not promise that).
+// Same interface as the FIFO, pools::two_lock_queue<task_function> (pools/two_lock_queue.hpp), so
+// the pool is written once. A heap has a single "front", so it cannot be split into a producer end
+// and a consumer end: producers and workers share the one lock. That is the price of priorities, paid only by
+// the pool type that asks for them. Ties are broken by a sequence number, so equal priorities run in
+// submission order (a plain std::priority_queue, as BS::thread_pool uses, does not promise that).
 #pragma once
 
 #include <pools/futures/priority.hpp>
@@ -28,7 +28,7 @@ class priority_task_queue {
   priority_task_queue(const priority_task_queue&) = delete;
   priority_task_queue& operator=(const priority_task_queue&) = delete;
 
-  /// Inserts a task; like fifo_task_queue::push, publishes the new size with a seq_cst store.
+  /// Inserts a task; like two_lock_queue::push, publishes the new size with a seq_cst store.
   void push(priority_t priority, task_function&& task) {
     const std::lock_guard lock(mutex_);
     heap_.push_back(entry{priority, next_sequence_++, std::move(task)});
@@ -36,7 +36,7 @@ class priority_task_queue {
     size_.store(heap_.size(), std::memory_order_seq_cst);
   }
 
-  /// Moves the highest-priority (then oldest) task into `out`; see fifo_task_queue::try_pop.
+  /// Moves the highest-priority (then oldest) task into `out`; see two_lock_queue::try_pop.
   template <class Admit>
   bool try_pop(task_function& out, Admit&& admit) {
     if (!maybe_nonempty_relaxed()) return false;

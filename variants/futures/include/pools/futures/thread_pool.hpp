@@ -8,7 +8,8 @@
 //   int answer = f.get();
 //
 // Design in one paragraph (README.md has the diagrams): tasks go into a two-lock FIFO
-// (fifo_task_queue.hpp) so producers and workers do not share a lock. A worker that finds no
+// (pools/two_lock_queue.hpp, shared with the coroutine pool) so producers and workers do not
+// share a lock. A worker that finds no
 // work spins briefly, then sleeps on a condition variable; a producer wakes a worker only when
 // one is actually asleep, which it learns from an atomic count of sleepers, so a busy pool
 // posts without any system call. Every task is stored inline in a 32-byte pools::task_function:
@@ -28,17 +29,17 @@
 // wait() from inside a task of the same pool is detected and throws wait_deadlock.
 #pragma once
 
+#include <pools/cache_line.hpp>
 #include <pools/cpu_relax.hpp>
 #include <pools/executor.hpp>
-#include <pools/futures/detail/cpu.hpp>
 #include <pools/futures/detail/shared_callable.hpp>
-#include <pools/futures/fifo_task_queue.hpp>
 #include <pools/futures/multi_future.hpp>
 #include <pools/futures/priority.hpp>
 #include <pools/futures/priority_task_queue.hpp>
 #include <pools/futures/this_thread.hpp>
 #include <pools/index_blocks.hpp>
 #include <pools/trace.hpp>
+#include <pools/two_lock_queue.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
@@ -80,7 +81,7 @@ concept thread_function = std::invocable<F&> || std::invocable<F&, std::size_t>;
 template <tp::opt_t Options = tp::none>
 class basic_thread_pool {
   static constexpr bool has_priority = (Options & tp::priority) != 0;
-  using queue_type = std::conditional_t<has_priority, priority_task_queue, fifo_task_queue>;
+  using queue_type = std::conditional_t<has_priority, priority_task_queue, two_lock_queue<task_function>>;
 
   template <class A, class B>
   using index_t = std::common_type_t<A, B>;
@@ -734,7 +735,7 @@ class basic_thread_pool {
   // least twice the old size); the old one (all zero by then) stays allocated until the pool
   // dies, because a monitor may still be adding it up. The capacities double, so all the sets
   // ever allocated hold at most four times as many flags as the largest thread count used.
-  struct alignas(detail::cache_line) running_flag {
+  struct alignas(pools::cache_line) running_flag {
     std::atomic<std::size_t> value{0};
   };
   struct running_set {
@@ -776,13 +777,13 @@ class basic_thread_pool {
   std::atomic<running_set*> running_{nullptr};
 
   // Read by every producer and worker, written rarely: kept off the busy lines above.
-  alignas(detail::cache_line) std::atomic<std::size_t> sleepers_{0};  // see the protocol above
-  std::atomic<std::uint8_t> hold_{0};                                 // hold_paused | hold_resetting
+  alignas(pools::cache_line) std::atomic<std::size_t> sleepers_{0};  // see the protocol above
+  std::atomic<std::uint8_t> hold_{0};                                // hold_paused | hold_resetting
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> waiters_{0};  // threads in wait(), wait_for(), wait_until() or reset()
   std::atomic<std::size_t> thread_count_{0};
 
-  alignas(detail::cache_line) std::mutex sleep_mutex_;
+  alignas(pools::cache_line) std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;
   std::size_t signals_ = 0;  // guarded by sleep_mutex_
 

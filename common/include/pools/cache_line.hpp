@@ -1,10 +1,10 @@
-// pools/futures/detail/cpu.hpp — the machine fact the pool's hot data is laid out around.
-// (The other one, the spin-wait pause, is shared: pools/cpu_relax.hpp.)
+// pools/cache_line.hpp — the machine fact hot shared data is laid out around.
+// (The other one, the spin-wait pause, is pools/cpu_relax.hpp.)
 #pragma once
 
 #include <cstddef>
 
-namespace pools::futures::detail {
+namespace pools {
 
 /// Data written by different threads lives on different cache lines, so a store by one thread
 /// does not invalidate what another is reading ("false sharing"). 64 bytes on x86-64 and most
@@ -12,4 +12,4 @@ namespace pools::futures::detail {
 /// differ between translation units compiled for different CPUs, which would break the layout.
 inline constexpr std::size_t cache_line = 64;
 
-}  // namespace pools::futures::detail
+}  // namespace pools
