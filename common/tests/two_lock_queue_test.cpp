@@ -25,6 +25,22 @@ std::uint64_t scaled(std::uint64_t n) {
   const char* v = std::getenv("POOLS_SANITIZED");
   return v != nullptr && std::strcmp(v, "1") == 0 ? n / 10 : n;
 }
+
+// After a many-producer, many-consumer run: every item was taken exactly once, each producer's
+// items in the order it pushed them, and nothing is left.
+using seen_counts = std::vector<std::vector<std::atomic<std::uint8_t>>>;
+template <class Queue>
+void check_each_taken_once(const Queue& q, std::uint64_t consumed, std::uint64_t all,
+                           std::uint64_t out_of_order, const seen_counts& seen) {
+  CHECK(consumed == all);
+  CHECK(out_of_order == 0);
+  std::uint64_t wrong = 0;
+  for (const auto& v : seen) {
+    for (const auto& hits : v) wrong += hits.load() != 1 ? 1 : 0;
+  }
+  CHECK(wrong == 0);
+  CHECK(q.size() == 0);
+}
 }  // namespace
 
 TEST_CASE("two_lock_queue: FIFO across many segments, size, empty pops") {
@@ -103,7 +119,7 @@ TEST_CASE("two_lock_queue: 4 producers x 3 consumers, each task once, per-produc
   const std::uint64_t all = producers * per;
   std::atomic<std::uint64_t> consumed{0};
   std::atomic<int> out_of_order{0};
-  std::vector<std::vector<std::atomic<std::uint8_t>>> seen;
+  seen_counts seen;
   for (int p = 0; p < producers; ++p) seen.emplace_back(per);
   {
     std::vector<std::jthread> threads;
@@ -133,14 +149,7 @@ TEST_CASE("two_lock_queue: 4 producers x 3 consumers, each task once, per-produc
       });
     }
   }
-  CHECK(consumed.load() == all);
-  CHECK(out_of_order.load() == 0);
-  std::uint64_t wrong = 0;
-  for (auto& v : seen) {
-    for (auto& hits : v) wrong += hits.load() != 1 ? 1 : 0;
-  }
-  CHECK(wrong == 0);
-  CHECK(q.size() == 0);
+  check_each_taken_once(q, consumed.load(), all, out_of_order.load(), seen);
 }
 
 TEST_CASE("two_lock_queue: batches take the share asked for, in order, across segments") {
@@ -173,7 +182,7 @@ TEST_CASE("two_lock_queue: 3 producers x 2 batch consumers, each item once, per-
   const std::uint64_t all = producers * per;
   std::atomic<std::uint64_t> consumed{0};
   std::atomic<int> out_of_order{0};
-  std::vector<std::vector<std::atomic<std::uint8_t>>> seen;
+  seen_counts seen;
   for (std::uint64_t p = 0; p < producers; ++p) seen.emplace_back(per);
   {
     std::vector<std::jthread> threads;
@@ -203,12 +212,5 @@ TEST_CASE("two_lock_queue: 3 producers x 2 batch consumers, each item once, per-
       });
     }
   }
-  CHECK(consumed.load() == all);
-  CHECK(out_of_order.load() == 0);
-  std::uint64_t wrong = 0;
-  for (auto& v : seen) {
-    for (auto& hits : v) wrong += hits.load() != 1 ? 1 : 0;
-  }
-  CHECK(wrong == 0);
-  CHECK(q.size() == 0);
+  check_each_taken_once(q, consumed.load(), all, out_of_order.load(), seen);
 }
