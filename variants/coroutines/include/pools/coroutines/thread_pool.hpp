@@ -261,8 +261,8 @@ class thread_pool final : public scheduler {
 
   // The injection queue: submissions from threads that are not workers of this pool. The
   // futures pool's two-lock queue (pools/two_lock_queue.hpp): a poster locks only the tail, a
-  // worker taking a batch only the head, and a queue in steady state allocates nothing. (Before
-  // it, a std::deque under one spin lock: README, "Submitting from outside".)
+  // worker taking a batch only the head, and a queue in steady state allocates nothing. (Before:
+  // a std::deque under one lock; README, "The searching hole, outside submission, ...", step 2.)
   pools::two_lock_queue<void*> injected_;
   // Threads inside inject() or add_timer(): the destructor waits for 0 (see there).
   std::atomic<std::uint32_t> submitters_{0};
