@@ -168,6 +168,10 @@ TEST_CASE("two_lock_queue: batches take the share asked for, in order, across se
   CHECK(asked_with == n);
   REQUIRE(got == 64);
   for (std::size_t i = 0; i < got; ++i) CHECK(out[i] == next++);
+  // A share of 0 still takes one item: 0 means "empty" to a caller deciding whether to sleep.
+  REQUIRE(q.try_pop_batch(out, 64, [](std::size_t) { return std::size_t{0}; }) == 1);
+  CHECK(out[0] == next++);
+  CHECK(q.try_pop_batch(out, 0, [](std::size_t queued) { return queued; }) == 0);
   while ((got = q.try_pop_batch(out, 64, [](std::size_t queued) { return 1 + queued / 3; })) != 0) {
     for (std::size_t i = 0; i < got; ++i) REQUIRE(out[i] == next++);
   }

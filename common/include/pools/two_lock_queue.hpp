@@ -105,9 +105,9 @@ class two_lock_queue {
     return true;
   }
 
-  /// Moves up to `max` of the oldest items into out[0..n) and returns n (0 when empty); how many
-  /// is `share(queued)` (at most `queued` and `max`), asked under the head lock with the number
-  /// queued now: a consumer that takes a fair share of a burst in one critical section.
+  /// Moves up to `max` of the oldest items into out[0..n) and returns n (0 only when empty or max
+  /// is 0); how many is `share(queued)`, at least 1, at most `queued` and `max`, asked under the
+  /// head lock with the number queued now: a fair share of a burst in one critical section.
   template <class Share>
   std::size_t try_pop_batch(T* out, std::size_t max, Share&& share) {
     if (!maybe_nonempty_hint()) return 0;
@@ -122,7 +122,7 @@ class two_lock_queue {
       head_.known_pushed.store(pushed, std::memory_order_relaxed);
       const auto queued = static_cast<std::size_t>(pushed - popped);
       if (queued == 0) return 0;
-      n = std::min({static_cast<std::size_t>(share(queued)), queued, max, segment::capacity});
+      n = std::min({std::max<std::size_t>(share(queued), 1), queued, max, segment::capacity});
       for (std::size_t i = 0; i < n; ++i) {
         if (segment* s = take_front(out[i])) retired = s;
       }

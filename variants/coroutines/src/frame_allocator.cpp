@@ -13,7 +13,7 @@ namespace detail {
 constinit thread_local frame_cache tl_frame_cache{};
 
 namespace {
-// frame_allocator::disable_caching(). relaxed: a start-up setting, read once per thread.
+// frame_allocator::disable_caching(). relaxed: a start-up setting, read by arm() (slow paths).
 std::atomic<bool> caching_disabled{false};
 }  // namespace
 
@@ -50,8 +50,8 @@ struct alignas(64) depot_class {
 };
 constinit depot_class depot[frame_allocator::classes];
 
-// The one object with a destructor: constructed on a thread's first cached release (or batch
-// taken), destroyed at that thread's exit. It stops caching first, so frames freed by later
+// The one object with a destructor: constructed on a thread's first release or miss (in arm()),
+// destroyed at that thread's exit. It stops caching first, so frames freed by later
 // thread_local destructors go straight to the general allocator instead of into a list nobody
 // would free.
 struct cache_reaper {

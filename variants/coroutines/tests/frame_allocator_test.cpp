@@ -7,6 +7,7 @@
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/coroutines/thread_pool.hpp>
+#include <pools/wait_group.hpp>
 
 #include <thread>
 #include <vector>
@@ -21,7 +22,10 @@ TEST_CASE("frame_allocator: a released frame is reused for the next frame of its
     fa::release(p, 100);
     return;
   }
-  std::thread([] {  // a fresh thread: counters and lists start empty
+  // A fresh thread (counters and lists start empty) and an empty transfer cache, so a miss goes
+  // to the general allocator instead of taking a batch another test left behind.
+  fa::trim_transfer_cache();
+  std::thread([] {
     void* a = fa::allocate(100);
     fa::release(a, 100);
     void* b = fa::allocate(120);  // same 128-byte class
@@ -40,8 +44,7 @@ TEST_CASE("frame_allocator: a released frame is reused for the next frame of its
     fa::release(big2, fa::largest_cached + 1);
     CHECK(fa::this_thread_stats().cache_hits == 1);
     fa::trim_this_thread();
-  })
-      .join();
+  }).join();
 }
 
 TEST_CASE("frame_allocator: a thread's list is bounded, the overflow goes to the transfer cache") {
@@ -68,7 +71,7 @@ TEST_CASE("frame_allocator: a thread's list is bounded, the overflow goes to the
     CHECK(after.cache_hits - before.cache_hits == n - fa::batch_size);
     CHECK(after.general_allocs - before.general_allocs == fa::batch_size);
     for (void* b : blocks) fa::release(b, size);
-  }).join();  // thread exit frees the cached blocks (LeakSanitizer would report otherwise)
+  }).join();  // thread exit frees its list and spill list (cache_reaper, src/frame_allocator.cpp)
   fa::trim_transfer_cache();
 }
 
@@ -77,7 +80,7 @@ TEST_CASE("frame_allocator: frames one thread frees come back to the thread that
   // The pattern of posting from outside a pool: a producer allocates every frame, a consumer
   // frees every one. Without the transfer cache the producer would allocate each from the
   // general allocator, forever.
-  constexpr std::size_t size = 900;  // class 15, like the test above unused elsewhere
+  constexpr std::size_t size = 900;  // the 960-byte class, unused elsewhere (1000: the 1024-byte)
   fa::trim_transfer_cache();
   constexpr std::uint32_t rounds = 4, per_round = fa::cache_limit + 8 * fa::batch_size;
   std::vector<void*> handed;
@@ -102,6 +105,29 @@ TEST_CASE("frame_allocator: frames one thread frees come back to the thread that
   CHECK(taken == (rounds - 1) * 8);
   CHECK(general_last_round == per_round - 8 * fa::batch_size);
   fa::trim_transfer_cache();
+}
+
+TEST_CASE("frame_allocator: posting from outside, workers give batches while the poster takes them") {
+  if constexpr (!fa::enabled) return;
+  // The same pattern through a pool, with workers giving batches while the poster takes them, so
+  // ThreadSanitizer sees both sides of the transfer cache at once (its lock is what orders a
+  // batch's links, written by the giving worker, before the poster reads them). Each round posts
+  // more frames than the workers' lists hold (2 * cache_limit), so batches are given in every
+  // round, and the poster, which only allocates, has an empty list from the second round on.
+  pc::thread_pool pool(2);
+  std::uint64_t taken = 0;
+  std::thread([&] {  // a fresh poster: its own lists start empty
+    constexpr std::uint32_t rounds = 4, per_round = 3 * fa::cache_limit;
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      pools::wait_group wg(per_round);
+      const auto before = fa::this_thread_stats();
+      for (std::uint32_t i = 0; i < per_round; ++i) pool.post([&wg] { wg.done(); });
+      taken += fa::this_thread_stats().batches_taken - before.batches_taken;
+      wg.wait();
+    }
+  })
+      .join();
+  CHECK(taken > 0);
 }
 
 namespace {

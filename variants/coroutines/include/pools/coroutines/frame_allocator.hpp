@@ -63,9 +63,9 @@ struct frame_allocator {
 
   /// Switches the cache off for the rest of the process: every frame then comes from and goes
   /// back to the general allocator (the bench's POOLS_FRAME_CACHE=off, to measure what the cache
-  /// buys). A thread's cache is armed by the first frame it frees, and only that first release
-  /// reads the switch, so the fast paths above do not change; call it at start-up, before any
-  /// coroutine has finished, or threads that already cache keep doing so.
+  /// buys). Only the slow paths read the switch, until a thread's cache is armed by its first
+  /// release or first miss, so the fast paths above do not change; call it at start-up, before
+  /// any coroutine frame is allocated, or threads that already cache keep doing so.
   static void disable_caching() noexcept;
 
   /// The calling thread's counters since it started (for tests and the bench).
