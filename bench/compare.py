@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Side-by-side comparison: every bench_<subject> on every workload, in one run.
 
 Subjects are the registered variants (<build>/pools_variants.txt, written by CMake), their

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The ladder's numbers: each variant's textbook pool beside its tuned pool, from one compare run.
 
   python3 bench/ladder.py bench/results/ladder/results.json > ladder.md

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Live progress for the long bench runs (compare.py, http/run.py).
 
 On a terminal: a tqdm bar (Debian's python3-tqdm) with the current step, runs done / total, the

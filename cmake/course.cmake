@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # course.cmake — the exercises of the course pack (course/, docs/course/).
 #
 # An exercise is one folder course/exercises/<id>/ whose CMakeLists.txt calls pools_add_exercise().

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # pools.cmake — project-wide compile settings and the variant registration helper.
 #
 # A variant is one folder under variants/ whose CMakeLists.txt calls pools_add_variant().

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian/Ubuntu packages pools needs, and nothing else. Idempotent: only missing
 # packages are installed. As root it runs apt-get; otherwise it prints the exact command and fails.
 # Usage: scripts/bootstrap.sh            (called by scripts/test.sh and scripts/compare.sh)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Keeps docs/memory-model.md true: every memory order in the library code is cited there by line.
 
   scripts/check-memory-model.py            exit 0 when every site is cited and every citation is a site

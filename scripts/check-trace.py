@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks a trace written by --trace (common/src/trace_export.cpp) against the Trace Event format.
 
     scripts/check-trace.py FILE.json [--workers N] [--steals | --no-steals] [--requests] [--balanced]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The bad-argument paths of scripts/grade-exercise.sh (ctest -R grade_exercise_arguments): each
 # exits 2 with a message, before configuring or building anything.
 #

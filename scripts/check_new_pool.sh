@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Proves the course scaffold end to end, on a throw-away copy of the tree:
 #  1. scripts/new-pool.sh refuses a bad name, an existing variant and a reserved word (exit 2);
 #  2. scripts/new-pool.sh mypool creates a variant that configures and builds: library, tests,

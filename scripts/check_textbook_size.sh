@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks that a variant's textbook pool reads in one sitting: its files (the header
 # include/pools/<name>/textbook_pool.hpp and any src/*textbook*.cpp) hold at most LIMIT lines of
 # code, counted by cloc (blank lines and comments excluded), and prints the count per file.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Proves the registration promise of docs/architecture.md: copy a variant folder under a new name,
 # change only its pools_add_variant() call, and the conformance suite runs it — no other edit.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up, builds and runs the side-by-side comparison: the README's first command.
 #
 #   scripts/compare.sh                 quick: a first look in a few minutes after the build

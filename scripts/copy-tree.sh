@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Copies the source tree as it is (tracked files and untracked files that are not ignored: no build
 # folders) into DEST, for the tests that configure and build a modified copy of the project.
 #

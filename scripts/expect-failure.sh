@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # expect-failure.sh REGEX COMMAND [ARG...]
 # Passes when COMMAND exits non-zero (a failed check, not a crash by signal unless the regex is
 # about one) and its output matches REGEX: the readable reason a student would see. Used by the

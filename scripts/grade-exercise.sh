@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Grades one exercise of the course pack (docs/course/README.md): the student's command.
 #
 #   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR]

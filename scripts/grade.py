@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Grades one pool: the report card of a course assignment (scripts/grade.sh is the command).
 
   scripts/grade.sh NAME [--out DIR] [--no-bench] [--no-http] [--timeout S]

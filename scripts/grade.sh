@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Grades one pool and prints its report card (the course's grader; docs/course/).
 #
 #   scripts/grade.sh NAME [--out DIR] [--no-bench] [--no-http] [--timeout S]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Starts a new pool from the scaffold: the first step of a course assignment (docs/course/).
 #
 #   scripts/new-pool.sh NAME

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Publishes a complete comparison run into docs/results/: the numbers the READMEs quote.
 
   ./scripts/compare.sh --full && scripts/publish-results.py

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Soak test of the HTTP servers (not run in CI): each server under a mixed load on loopback for a
 # while, then SIGTERM.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets up, builds and runs every test: the README's second command, and what CI runs.
 #
 #   scripts/test.sh                 all presets: release, clang, asan, tsan, handout, fuzz

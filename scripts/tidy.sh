@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs clang-tidy (.clang-tidy's checks) over every translation unit of the project and fails on
 # any finding. scripts/test.sh calls it after the clang preset's build, whose compile_commands.json
 # it reads (clang-tidy parses with Clang, so a Clang build's flags suit it best).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Draws traces written by --trace (Chrome Trace Event JSON) as one PNG of per-worker timelines.
 
     scripts/trace-picture.py OUT.png "title 1" TRACE1.json ["title 2" TRACE2.json ...] [--caption TEXT]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Draws what each pool's scheduler does: docs/traces/<variant>.png, one picture per variant with
 # three timelines (tuned pool, textbook pool, the variant's HTTP server under a short load).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs a bench or a server of a -DPOOLS_TRACE=ON build with --trace, then checks the file.
 
     scripts/trace-run.py bench  BUILD/variants/coroutines/bench_coroutines OUT.json [--textbook]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_<name> for any pools::Executor: every workload written against the concept alone.
 //
 // Built for a registered variant that has no bench/ folder of its own (pools_add_variant), over

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench/http/run.py — every server_<name> against nginx, with wrk, on loopback.
 
 Starts each built server (and nginx, configured here to return the same plaintext) pinned to one

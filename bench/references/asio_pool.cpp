@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_asio_pool — boost::asio::thread_pool, the reference for "post a callback" cost.
 // Fork-join is written in continuation-passing style (pools/bench/cps_workloads.hpp): a handler
 // must never block on its children inside a fixed pool.

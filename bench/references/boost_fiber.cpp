@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_boost_fiber — Boost.Fiber (1.74), the reference for stackful fibers.
 //
 // T threads form one Boost.Fiber work-stealing group: the harness's main thread plus T-1 helpers,

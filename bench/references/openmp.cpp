@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_openmp — OpenMP tasks (GCC's libgomp): `#pragma omp task` + `taskwait` inside one
 // parallel region of T threads, started by a single producer. OpenMP has no executor object that
 // an outside thread can post to, so the workloads that need one say so instead of faking it.

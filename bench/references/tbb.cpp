@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_tbb — oneTBB, the reference every variant's fork-join is compared with.
 // Fork-join is spelled the TBB way: tbb::task_group run()/wait() inside a task_arena of T threads
 // (the calling thread joins the arena, so T threads work). External submission uses

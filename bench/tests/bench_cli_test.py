@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Smoke and command-line test for one bench_<name> executable.
 
 Runs every catalogued workload small (so results are verified, cheaply), checks each JSON record

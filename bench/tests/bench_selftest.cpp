@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A bench subject that gets fib wrong on purpose. Its test (bench_cli_test.py --expect-wrong)
 // proves that a wrong result ends the run with exit code 1 and a message, never a time.
 #include <pools/bench/harness.hpp>

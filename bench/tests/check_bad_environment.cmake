@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ctest -P script: a bench_<name> run with a bad value in an environment variable it reads must
 # exit 2 with a message that names the variable, the bad value and one of the valid choices.
 #   cmake -DBENCH=<binary> -DVAR=<name> -DVALUE=<bad value> -DCHOICE=<a valid value> -P this file

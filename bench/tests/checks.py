@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The bench's Python tests report this way: one line per check, then a verdict and exit code.
 
     from checks import expect, verdict

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks compare.py --baseline: each variant also runs from the other build, as <subject>@base.
 
 Usage: compare_baseline_test.py BUILD OUT_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs bench/compare.py --quick on two cheap subjects and checks what a new user sees.
 
 Usage: compare_quick_test.py BUILD_DIR OUT_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks what bench_compare_smoke wrote: the interleaved rounds and the reference's second run.
 
 Usage: compare_records_test.py OUT_DIR ROUNDS

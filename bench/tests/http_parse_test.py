@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench/http/run.py's reading of wrk's report: units, errors, and no latency for pipelined runs.
 
 The reports below are in wrk 4.1's format (Debian 12): a plain run, a pipelined run with the zero

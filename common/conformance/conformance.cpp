@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pools::Executor conformance suite. Compiled once per registered variant by
 // pools_add_conformance() (cmake/pools.cmake), with POOLS_CONFORMANCE_TYPES naming that variant's
 // executor types; every TEST_CASE_TEMPLATE below runs for each of them. The contract being

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // deque_model.cpp — Relacy model test of pools::chase_lev_deque (pools/chase_lev_deque.hpp).
 //
 // The production header is included first, before Relacy's macros exist, and instantiated with

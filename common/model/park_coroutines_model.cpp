@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // park_coroutines_model.cpp — Relacy model of the coroutines pool's parking: the idle_ bits,
 // `parked` futex words, the `searching_` count that lets a submitter skip the wake-up, and
 // wake_hint(); with the draining destructor that waits for the posted tasks and then stops the
@@ -9,35 +10,35 @@
 // mirrors, with the same operation and the same memory order (paths as of this model: src/ is
 // variants/coroutines/src/, include/ is variants/coroutines/include/pools/coroutines/):
 //
-//   worker_main()   deque, then find_remote (skipped when just woken);     src/thread_pool.cpp:114-188
+//   worker_main()   deque, then find_remote (skipped when just woken);     src/thread_pool.cpp:115-189
 //                   searching_ + 1 (relaxed), spin, searching_ - 1
 //                   (relaxed): if found and it was the last searcher,
 //                   wake_searcher(); else park(last_searcher)
-//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:265-317
+//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:266-318
 //                   seq_cst fence; find_remote -> clear_idle: if a waker    set_idle :319-322
 //                   chose us, wake_searcher(), else if last searcher, any   clear_idle :324-329
 //                   idle and work visible, wake_one(); stopping_ (relaxed);
 //                   while parked (acquire) == 1: futex_wait; clear_idle
 //                   (fetch_and acq_rel): bit already clear -> woken
-//   take_injected() the queue's relaxed hint; head lock, pushed_ acquire,  src/thread_pool.cpp:218-237
-//                   take a batch, popped_ release (the rest to this         two_lock_queue.hpp:112-133
+//   take_injected() the queue's relaxed hint; head lock, pushed_ acquire,  src/thread_pool.cpp:219-238
+//                   take a batch, popped_ release (the rest to this         two_lock_queue.hpp:113-134
 //                   worker's deque, then wake_for_new_work)
-//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:239-258
-//   inject()        tail lock, write the slot, pushed_ + 1 (seq_cst);      src/thread_pool.cpp:409-419
-//                   wake_for_new_work                                      two_lock_queue.hpp:73-80
-//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:361-368
+//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:240-259
+//   inject()        tail lock, write the slot, pushed_ + 1 (seq_cst);      src/thread_pool.cpp:410-420
+//                   wake_for_new_work                                      two_lock_queue.hpp:74-81
+//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:362-369
 //                   wake_one()
-//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:370-400
+//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:371-401
 //                   (queue hint, deques: relaxed) -> wake_one()
-//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:331-359
+//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:332-360
 //                   parked = 0 (release); futex_wake
-//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:402-407
-//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:112-118,
-//                   worker (deque push, wake_hint), else inject              191-198, 163-173
-//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:238-247
-//   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:105-112
+//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:403-408
+//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:113-119,
+//                   worker (deque push, wake_hint), else inject              192-199, 164-174
+//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:239-248
+//   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:106-113
 //                   (seq_cst) -> notify under drain_mutex_
-//   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:81-103
+//   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:82-104
 //                   (seq_cst); stopping_ = true (seq_cst); wake_all()
 //                   (its wait for submitters_ is not modelled: the model's
 //                   submitter is the destroying thread itself)
@@ -64,22 +65,22 @@
 //
 // Mutants (POOLS_PARK_MUTANT); Relacy must report each. 1-4 and 7 are store-buffering handshakes
 // with one side's fence gone, which C++ allows to let both sides read the old values:
-//   1  park() without its seq_cst fence          (src/thread_pool.cpp:271): a worker sleeps
+//   1  park() without its seq_cst fence          (src/thread_pool.cpp:272): a worker sleeps
 //      through an injected task whose submitter saw no idle bit
-//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:363): the same, from
+//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:364): the same, from
 //      the submitter's side (its reads of searching_ and idle_ go stale)
-//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:404): the destructor's stop
+//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:405): the destructor's stop
 //      is missed by a parking worker whose idle bit it did not see; the join never returns
-//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:108): the last task's
+//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:109): the last task's
 //      notify is skipped while the destructor waits for it
-//   5  the last searcher to find work wakes no one (src/thread_pool.cpp:163-169, park()'s
+//   5  the last searcher to find work wakes no one (src/thread_pool.cpp:164-170, park()'s
 //      found_work branch): scenario 2 deadlocks, task 2 queued behind the searcher's task 1
 //   6  a batch from the injection queue announces its extra items with the fence-free wake_hint()
-//      (src/thread_pool.cpp:235): task 2, moved onto the busy worker's deque, is missed by the
+//      (src/thread_pool.cpp:236): task 2, moved onto the busy worker's deque, is missed by the
 //      other worker's last look and the busy worker's stale read of the idle bits
-//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:377): the last searcher's
+//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:378): the last searcher's
 //      read of the idle bits goes stale, as in 2
-//   8  the injection queue's head reads pushed_ relaxed (two_lock_queue.hpp:121): a worker
+//   8  the injection queue's head reads pushed_ relaxed (two_lock_queue.hpp:122): a worker
 //      reads a slot the poster's store of pushed_ did not publish to it, a data race
 #include <pools/chase_lev_deque.hpp>
 
@@ -172,7 +173,7 @@ struct pool {
     v.futex_cv.notify_one();
   }
 
-  // take_injected (src/thread_pool.cpp:218-237), with two_lock_queue::try_pop_batch (:112-133)
+  // take_injected (src/thread_pool.cpp:219-238), with two_lock_queue::try_pop_batch (:112-133)
   bool take_injected(unsigned self, int& out) {
     const std::uint64_t seen = popped.load(std::memory_order_relaxed);  // maybe_nonempty_hint()
     if (seen == known_pushed.load(std::memory_order_relaxed) &&
@@ -202,7 +203,7 @@ struct pool {
     }
     return true;
   }
-  // steal (src/thread_pool.cpp:239-258); with two workers the victim is the other one.
+  // steal (src/thread_pool.cpp:240-259); with two workers the victim is the other one.
   bool steal(unsigned self, int& out) {
     const unsigned v = 1 - self;
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -215,7 +216,7 @@ struct pool {
     }
     return false;
   }
-  // find_remote (src/thread_pool.cpp:197-199), without timers
+  // find_remote (src/thread_pool.cpp:198-200), without timers
   bool find_remote(unsigned self, int& out) { return take_injected(self, out) || steal(self, out); }
 
   void set_idle(unsigned i) { idle.fetch_or(std::uint64_t{1} << i, std::memory_order_release); }
@@ -249,7 +250,7 @@ struct pool {
     return clear_idle(self) ? park_result::returned : park_result::woken;
   }
 
-  // wake_one (src/thread_pool.cpp:331-359)
+  // wake_one (src/thread_pool.cpp:332-360)
   bool wake_one(std::size_t skip = no_worker) {
     const std::uint64_t mask = ~(skip != no_worker ? std::uint64_t{1} << skip : 0);
     std::uint64_t bits = idle.load(std::memory_order_relaxed);
@@ -291,12 +292,12 @@ struct pool {
     while (wake_one()) {
     }
   }
-  // wake_hint (include/thread_pool.hpp:238-247)
+  // wake_hint (include/thread_pool.hpp:239-248)
   void wake_hint() {
     if (searching.load(std::memory_order_relaxed) != 0) return;
     if (idle.load(std::memory_order_relaxed) != 0) wake_one();
   }
-  // inject (src/thread_pool.cpp:409-419), with two_lock_queue::push (two_lock_queue.hpp:73-80)
+  // inject (src/thread_pool.cpp:410-420), with two_lock_queue::push (two_lock_queue.hpp:74-81)
   void inject(int task) {
     {
       guard g(tail_mutex);
@@ -307,25 +308,25 @@ struct pool {
     }
     wake_for_new_work();
   }
-  // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:112-118, 191-198)
+  // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:113-119, 192-199)
   void post_outside(int task) {
     outstanding.fetch_add(1, std::memory_order_relaxed);
     inject(task);
   }
-  // post from worker `self`: start() -> push_local (include/thread_pool.hpp:163-173), not in a hook
+  // post from worker `self`: start() -> push_local (include/thread_pool.hpp:164-174), not in a hook
   void post_local(unsigned self, int task) {
     outstanding.fetch_add(1, std::memory_order_relaxed);
     w[self].deque.push(task);
     wake_hint();
   }
-  // task_finished (src/thread_pool.cpp:105-112)
+  // task_finished (src/thread_pool.cpp:106-113)
   void task_finished() {
     if (outstanding.fetch_sub(1, std::memory_order_seq_cst) == 1 && draining.load(finisher_reads_draining)) {
       guard g(drain_mutex);
       drain_cv.notify_all();
     }
   }
-  // ~thread_pool (src/thread_pool.cpp:81-103), without the join (the Relacy threads end)
+  // ~thread_pool (src/thread_pool.cpp:82-104), without the join (the Relacy threads end)
   void destroy() {
     draining.store(true, std::memory_order_seq_cst);
     {
@@ -351,7 +352,7 @@ struct pool {
     task_finished();
   }
 
-  // worker_main (src/thread_pool.cpp:114-188), without hook and fairness tick
+  // worker_main (src/thread_pool.cpp:115-189), without hook and fairness tick
   void worker_main(unsigned self) {
     int h = 0;
     bool woken = false;  // chosen by a waker: starts as a searcher

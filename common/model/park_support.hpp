@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // park_support.hpp — what the three parking models (park_*_model.cpp) share: a lock guard for
 // Relacy's mutex, the harness that counts finished tasks, and the run-and-report main().
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // relacy_atomics.hpp — the Atomics policy of pools/chase_lev_deque.hpp implemented with Relacy.
 //
 // Relacy (Dmitry Vyukov's relacy race detector, Debian relacy-dev) runs the threads of a test as

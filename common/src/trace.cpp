@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Recording (pools/trace.hpp): one ring buffer per thread, registered once, never freed.
 #include <pools/trace.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Export (pools/trace_export.hpp): the rings of pools/trace.hpp as Chrome Trace Event JSON.
 //
 // Tasks and parks are recorded as begin/end pairs and written as complete slices ("X") once both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-thread rings behind pools/trace.hpp: written by trace.cpp, read by trace_export.cpp.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/unhandled_exception.hpp>
 
 #include <fmt/core.h>

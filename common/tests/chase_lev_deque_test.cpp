@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // chase_lev_deque: owner LIFO / thief FIFO, growth that keeps every item, and a concurrent stress
 // run in which every item must be taken exactly once. (The memory orders themselves are checked
 // by the Relacy model test, common/model/deque_model.cpp.)

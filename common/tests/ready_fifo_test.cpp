@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ready_fifo: oldest first, across refills, and the drained queue reuses its storage.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Behaviour of the two reference executors beyond the shared conformance suite.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // two_lock_queue: order across segment boundaries, admission, batches, take_all, destruction,
 // and many producers against many consumers (single pops and batches), each item taken once.
 // (The queue's publication inside the futures pool's wake-up protocol is checked by the Relacy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_coroutines — the HTTP server on pools::coroutines: one coroutine per connection.
 // How it waits: `co_await` on every read and write. The connection loop is straight-line code;
 // a suspended connection is a coroutine frame, resumed on a worker of the pool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_fibers — the HTTP server on pools::fibers: one fiber per connection.
 // How it waits: blocking-style read() and write() that suspend the fiber (never its worker). The
 // connection loop is straight-line code; a suspended connection is a fiber stack.

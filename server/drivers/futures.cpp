@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_futures — the HTTP server on pools::futures: half-sync/half-async. How it waits: the
 // I/O side never does; the workers do.
 //

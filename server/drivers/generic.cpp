@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_<name> for a variant without a driver of its own: half-sync/half-async over the
 // pools::Executor concept alone. How it waits: the I/O side never does; the pool's workers do.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_reactor — the HTTP server on pools::reactor: completion callbacks on Asio io_contexts.
 // How it waits: it does not. Every read, write, timer and job ends in a callback that calls
 // pump() again; between callbacks a connection is only the state its pending handlers own.

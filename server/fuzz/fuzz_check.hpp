@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/fuzz/fuzz_check.hpp — what the fuzz targets share: invariant checks that abort (so that
 // libFuzzer saves the input as a crash), and where their messages go.
 #pragma once

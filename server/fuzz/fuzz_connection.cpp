@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/fuzz/fuzz_connection.cpp — libFuzzer target: request bytes in -> pools::server::connection
 // (the core's state machine) -> response bytes out, the bytes split at fuzzer-chosen points
 // across reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/fuzz/fuzz_uri.cpp — libFuzzer target: request-target handling (uri.hpp: split,
 // percent_decode, query_value, parse_uint), the static-file resolution (open_static) and the
 // router's path to it (route on GET <input>).

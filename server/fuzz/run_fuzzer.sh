@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # server/fuzz/run_fuzzer.sh — how ctest runs a libFuzzer target (server/README.md, "Fuzzing").
 #
 #   run_fuzzer.sh replay FUZZER SEEDS_DIR

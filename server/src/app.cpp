@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/app.hpp>
 
 #include <fmt/format.h>

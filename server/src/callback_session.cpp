@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/asio_support.hpp>
 #include <pools/server/callback_session.hpp>
 

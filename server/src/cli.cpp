@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/cli.hpp>
 #include <pools/trace.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/app.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/log.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // GET / — a static page of about 4 KiB (the size of a small real page), describing the server.
 #include "router.hpp"
 

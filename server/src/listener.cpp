@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/asio_support.hpp>
 #include <pools/server/listener.hpp>
 #include <pools/server/log.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/log.hpp>
 
 #include <fmt/chrono.h>

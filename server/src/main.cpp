@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/log.hpp>
 #include <pools/server/main.hpp>
 #include <pools/trace.hpp>

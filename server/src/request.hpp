@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/src/request.hpp — one parsed request, as the core keeps it (private to the core).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The only translation unit of the core that includes Boost.Beast (see request_parser.hpp).
 #include "request_parser.hpp"
 

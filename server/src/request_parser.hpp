@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/src/request_parser.hpp — request bytes in, requests out: Boost.Beast's HTTP/1.1 parser
 // behind a light interface, so that Beast is compiled in exactly one translation unit of the
 // core (request_parser.cpp) and nothing else includes it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "response.hpp"
 
 #include <fmt/format.h>

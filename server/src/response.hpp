@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/src/response.hpp — a response before serialisation, and the serialiser.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "router.hpp"
 
 #include <pools/server/app.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/src/router.hpp — which handler answers a request, and the handlers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "static_files.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/src/static_files.hpp — GET /static/<path>: resolving a path under --root without ever
 // leaving it, and reading the file in pieces.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/asio_support.hpp>
 #include <pools/server/suspending_session.hpp>
 #include <pools/server/worker_io.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server/src/uri.hpp — request-target handling: split, percent-decode, query parameters, numbers.
 #pragma once
 

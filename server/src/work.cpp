@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/job.hpp>
 #include <pools/server/work.hpp>
 

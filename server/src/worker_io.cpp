@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/server/worker_io.hpp>
 #include <pools/unhandled_exception.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shared command line: defaults, every option, and the exit codes of bad usage.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The connection state machine: keep-alive, pipelining, close, EOF, timeouts, shutdown, the
 // connection cap, jobs completed out of order, lingering close.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every endpoint's answer, HEAD, 404/405, query validation, /stats.
 #include <doctest/doctest.h>
 

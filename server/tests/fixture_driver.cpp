@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_fixture — a TEST-ONLY driver. It is NOT one of the four variants and uses no pool:
 // plain Boost.Asio callbacks on one io_context run by one thread, with fib and busy jobs run
 // inline on that thread and sleep jobs on an Asio timer. It exists to exercise the server core

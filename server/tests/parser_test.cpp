@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Request parsing and the limits: every status the protocol layer gives, fed as bytes.
 #include <doctest/doctest.h>
 

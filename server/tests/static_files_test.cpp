@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // GET /static/<path>: files below --root, Content-Type, streaming in pieces, and every way out.
 #include "static_files.hpp"
 

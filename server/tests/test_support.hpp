@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers for the core's unit tests: a driver that runs a connection on strings instead of a
 // socket, a response parser (Beast's, compiled in test_support.cpp only), temporary directories.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The runner behind every bench_<name>: parse, look up, warm up, repeat, summarise, print.
 #include <pools/bench/harness.hpp>
 #include <pools/trace.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/bench/problems.hpp>
 
 #include <fmt/core.h>

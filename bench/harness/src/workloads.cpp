@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The catalogue: every workload's name, meaning, default size and argument check. Kept apart
 // from the runner so bench/README.md and `--list` can be read against one short table.
 #include <pools/bench/harness.hpp>

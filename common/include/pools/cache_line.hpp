@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/cache_line.hpp — the machine fact hot shared data is laid out around.
 // (The other one, the spin-wait pause, is pools/cpu_relax.hpp.)
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/chase_lev_deque.hpp — the per-worker work-stealing deque (Chase & Lev, SPAA 2005),
 // with the C11 memory orders proved correct by Lê, Pop, Cohen and Zappa Nardelli, "Correct and
 // efficient work-stealing for weak memory models", PPoPP 2013 (figure 1 of the paper).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/cpu_relax.hpp — one step of a spin-wait loop.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/executor.hpp — the one concept every pool in this repository satisfies.
 //
 // The contract (tested for every registered type by common/conformance/conformance.cpp):

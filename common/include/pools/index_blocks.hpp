@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/index_blocks.hpp — split an integer range [first, last) into near-equal blocks.
 //
 // Shared by pools::parallel_for and every variant's loop helpers, so all of them agree on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/inline_executor.hpp — the simplest pools::Executor: run the task on the posting thread.
 //
 // It is a reference point for the conformance suite (a zero-thread executor must pass it too)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/parallel_for.hpp — block-splitting parallel loops on any pools::Executor.
 //
 //   pools::parallel_for(ex, first, last, [](I i) { ... });            one call per index

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/park_hook.hpp — lets the idle workers of a pool wait in someone else's event loop.
 //
 // A work-stealing pool (pools::coroutines, pools::fibers) puts a worker to sleep when it has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/ready_fifo.hpp — a worker's private FIFO of work woken by its event loop.
 //
 //   pools::ready_fifo<void*> io_ready;   // a member of the worker, touched by its thread only

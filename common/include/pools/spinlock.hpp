@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/spinlock.hpp — a test-and-test-and-set spin lock for critical sections of a few stores.
 //
 // Why not std::mutex: a std::mutex taken by another thread puts the caller to sleep in the

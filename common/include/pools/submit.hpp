@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/submit.hpp — submit(ex, f, args...) -> std::future, on any pools::Executor.
 //
 // The task owns a std::promise, which is move-only: that is why executors take move-only

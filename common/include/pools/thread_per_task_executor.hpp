@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/thread_per_task_executor.hpp — a new std::thread for every task: the naive baseline.
 //
 // This is what "just use threads" costs: thread creation (tens of microseconds) per task. The

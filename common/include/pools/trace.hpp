@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/trace.hpp — scheduler events, recorded per thread, exported as a Perfetto timeline.
 //
 //   cmake --preset release -B build-trace -DPOOLS_TRACE=ON

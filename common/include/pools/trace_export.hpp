@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/trace_export.hpp — the recorded events (pools/trace.hpp) as a Chrome Trace Event JSON
 // file, which Perfetto UI (https://ui.perfetto.dev) and chrome://tracing open, plus a summary.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/two_lock_queue.hpp — a FIFO for many producers and many consumers: two locks, no
 // allocation per item.
 //

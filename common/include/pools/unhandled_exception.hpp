@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/unhandled_exception.hpp — where an exception escaping a fire-and-forget task goes.
 //
 // A posted task has nobody to return an exception to. Letting it escape a worker thread would

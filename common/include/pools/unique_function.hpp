@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/unique_function.hpp — a move-only, type-erased callable with a small buffer.
 //
 // Why not std::function: it requires copyable targets, so a task owning a std::promise or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/wait_group.hpp — wait for a dynamic number of tasks (Go's sync.WaitGroup).
 //
 // std::latch has a fixed count; a wait group's count can grow while tasks run (add() before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // course/check.hpp — what the exercises' check programs share: a report a student can read, and a
 // watchdog so that a check never hangs.
 //

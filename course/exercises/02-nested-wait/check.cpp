@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // check.cpp — the grader of exercise 02-nested-wait (scripts/grade-exercise.sh 02-nested-wait).
 // Not for editing: your code is nested_wait.hpp.
 //

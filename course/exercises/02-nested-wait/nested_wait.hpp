@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nested_wait.hpp — exercise 02-nested-wait: why nested waits deadlock, and two fixes.
 // docs/course/02-nested-wait.md has the story; scripts/grade-exercise.sh 02-nested-wait grades it.
 //

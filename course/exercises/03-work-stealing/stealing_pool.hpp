@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stealing_pool.hpp — exercise 03-work-stealing: per-worker deques and stealing, shown on fib.
 // docs/course/03-work-stealing.md has the story; scripts/grade-exercise.sh 03-work-stealing grades it.
 //

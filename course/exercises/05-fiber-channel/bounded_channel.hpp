@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bounded_channel.hpp — exercise 05-fiber-channel: a bounded channel that fibers can wait on.
 // docs/course/05-fiber-channel.md has the story; scripts/grade-exercise.sh 05-fiber-channel grades it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // check.cpp — the grader of exercise 05-fiber-channel (scripts/grade-exercise.sh 05-fiber-channel).
 // Not for editing: your code is bounded_channel.hpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // check.cpp — the grader of exercise 06-callback-lifetime (scripts/grade-exercise.sh
 // 06-callback-lifetime, which builds it with AddressSanitizer). Not for editing: your code is
 // session.hpp.

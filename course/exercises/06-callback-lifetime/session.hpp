@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // session.hpp — exercise 06-callback-lifetime: a completion handler that outlives its object.
 // docs/course/06-callback-lifetime.md has the story; scripts/grade-exercise.sh 06-callback-lifetime
 // grades it (in the AddressSanitizer build).

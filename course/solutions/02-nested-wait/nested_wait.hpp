@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nested_wait.hpp — exercise 02-nested-wait, REFERENCE SOLUTION (course/solutions/: an instructor
 // deletes this folder before handing the exercise out).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stealing_pool.hpp — exercise 03-work-stealing, REFERENCE SOLUTION (course/solutions/: an
 // instructor deletes this folder before handing the exercise out).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // chase_lev_deque.hpp — exercise 04-memory-order, REFERENCE SOLUTION (course/solutions/: an
 // instructor deletes this folder before handing the exercise out).
 //

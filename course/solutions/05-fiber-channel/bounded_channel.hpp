@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bounded_channel.hpp — exercise 05-fiber-channel, REFERENCE SOLUTION (course/solutions/: an
 // instructor deletes this folder before handing the exercise out).
 //

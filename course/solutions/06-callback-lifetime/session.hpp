@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // session.hpp — exercise 06-callback-lifetime, REFERENCE SOLUTION (course/solutions/: an
 // instructor deletes this folder before handing the exercise out).
 //

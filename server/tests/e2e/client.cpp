@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "client.hpp"
 
 #include <doctest/doctest.h>

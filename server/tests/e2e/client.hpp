@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Boost.Beast HTTP client for the end-to-end tests: raw bytes out (so malformed requests can be
 // sent), Beast-parsed responses in, every operation bounded by a timeout.
 #pragma once

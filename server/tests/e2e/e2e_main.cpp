@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // server_e2e --server=PATH [doctest options]: the end-to-end tests of one server_<name>.
 // pools_add_server() registers it as ctest server_e2e_<name> for every driver.
 #define DOCTEST_CONFIG_IMPLEMENT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // End-to-end tests of one server_<name> executable, whatever its driver: a real process on an
 // ephemeral port, real sockets, a Beast client (and curl where installed). Every test case starts
 // its own server and checks that it exits 0 on SIGTERM, so a crash, a sanitizer report or a hang

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hostile-request suite: what a client that does not play by the rules gets from a
 // server_<name>, group by group, each grounded in the RFC 9110 / 9112 section named in its test
 // case. Every case checks the status (and whether the connection is closed or still in step),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "server_process.hpp"
 
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A server_<name> child process for the end-to-end tests: started on port 0, its stdout and
 // stderr captured in files, stopped with a signal, its exit status checked.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_coroutines — the coroutines variant in its own spelling, on either of its pools.
 //
 // POOLS_BENCH_POOL=textbook (pools::bench::pool_from_environment; the `textbook` line of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/coroutines/frame_allocator.hpp>
 #include <pools/spinlock.hpp>
 

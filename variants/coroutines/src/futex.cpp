@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/coroutines/detail/futex.hpp>
 
 #include <linux/futex.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The textbook coroutine pool (textbook_pool.hpp explains the design; this file is its loop).
 #include <pools/coroutines/textbook_pool.hpp>
 #include <pools/trace.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scheduler behind pools::coroutines::thread_pool: worker loop, stealing, parking, draining.
 // The protocol is summarised in thread_pool.hpp and drawn in the README ("Parking").
 #include <pools/coroutines/detail/futex.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // frame_allocator: frames are recycled per thread by size class, the per-thread lists are bounded
 // and overflow into the transfer cache, which hands whole batches to a thread that runs out, and
 // coroutine frames actually come from it.

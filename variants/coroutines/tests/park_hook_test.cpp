@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // thread_pool with a park hook (pools/park_hook.hpp): idle workers wait in the hook, run its
 // foreign work on their own thread, and the pool's own behaviour does not change.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // thread_pool: the searching shortcut must not strand work (the searching hole), and a submission from
 // outside the pool must not touch the pool after the work it submitted has let the owner destroy
 // it.

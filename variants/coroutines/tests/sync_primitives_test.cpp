@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // async_event, async_latch, async_mutex, channel, sleep_for / sleep_until.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // task<T>: laziness, results of every kind, exceptions at co_await, ownership of the frame,
 // symmetric transfer (constant stack in long chains).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // test_support.hpp — helpers shared by the coroutines variant's tests.
 #pragma once
 

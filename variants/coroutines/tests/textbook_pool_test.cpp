@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // textbook_pool: the variant's task<T>, when_all and sync_wait running unchanged on the pool with
 // one shared queue; schedule(); spawn; draining (including suspended spawned tasks); the async
 // primitives handing waiters back to this pool. (The Executor contract itself is checked by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // thread_pool: construction, schedule(), spawn (counted, exceptions reported), post, sync_wait,
 // draining destruction, and a million nested spawns counted exactly.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace (pools/trace.hpp) against the pool's own counters: fork/join fib on two workers, then
 // the export's counts must equal what the pool counted itself. Built with -DPOOLS_TRACE=ON only
 // (without it the pool records nothing and there is nothing to compare).

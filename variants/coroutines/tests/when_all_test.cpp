@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // when_all: results (tuple and range), parallelism (children are stolen), where the parent
 // resumes, exceptions crossing the join, and misuse.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_fibers — the fibers pools, every workload in blocking style: fork-join is spawn + join
 // (the join suspends the fiber; the tuned pool runs the child inline when no one has started it),
 // external submission is post / spawn, and `memory` really suspends n fibers at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/context_switch.cpp — the only code that moves a worker thread from one stack to another.
 //
 // What a switch is: the running code saves the callee-saved registers (rbx, rbp, r12-r15 on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/parking.cpp — waiting and waking: the protocol every fiber primitive is built on.
 #include <pools/fibers/detail/runtime.hpp>
 #include <pools/unhandled_exception.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/scheduler.cpp — the worker loop, work stealing, parking, and draining shutdown.
 #include "scheduler.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/scheduler.hpp — workers, queues, parking and shutdown of one thread_pool (private header).
 //
 // Vocabulary (README has the state diagram):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/stack_pool.cpp — slab-mapped, pooled, optionally guarded fiber stacks (see stack_pool.hpp).
 #include <pools/fibers/stack_pool.hpp>
 

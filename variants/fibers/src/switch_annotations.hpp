@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/switch_annotations.hpp — what AddressSanitizer and ThreadSanitizer must be told when a
 // thread moves from one stack to another. Boost.Context switches in assembly and tells them
 // nothing; without these calls ASan mistakes a fiber's stack for garbage when an exception

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/task_allocator.cpp — per-thread free lists for task objects (see task_allocator.hpp).
 #include <pools/fibers/detail/task_allocator.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/textbook_switch.cpp — how the textbook pool moves a thread from one stack to another.
 //
 // boost::context::fiber is the switch. Made from a stack and a function, it holds a context that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/thread_pool.cpp — the public face of the scheduler.
 #include <pools/fibers/thread_pool.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // src/timer_queue.hpp — sleeping fibers and timed waits, ordered by deadline.
 //
 // No timer thread: the workers are the timer. A worker checks `due()` (one relaxed load while no

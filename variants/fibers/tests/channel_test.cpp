@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // channel: unbuffered hand-over, buffering and order, close, and 100,000 fibers on one channel.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // future / promise: values, exceptions, the std::future_error cases, timed waits, threads.
 #include <doctest/doctest.h>
 

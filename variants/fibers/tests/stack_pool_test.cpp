@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stack_pool: sizes, reuse, guard pages (read back from /proc/self/maps), deep recursion.
 #include <doctest/doctest.h>
 

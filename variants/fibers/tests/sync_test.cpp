@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mutex, condition_variable, latch, wait_group: correctness, and that waiting suspends the fiber
 // rather than the worker thread.
 #include <doctest/doctest.h>

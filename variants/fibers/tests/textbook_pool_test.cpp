@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // textbook_pool: spawn/join values and exceptions, joins that suspend fibers (not threads), yield,
 // migration between threads, drain on destruction. The Executor contract itself is checked by the
 // conformance suite (conformance_fibers runs it over textbook_pool too).

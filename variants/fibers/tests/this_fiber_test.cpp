@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // this_fiber: sleep without blocking the worker, yield, and the plain-thread fallbacks.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // thread_pool: spawn/join/detach/run/post, exceptions across join, run-until-blocks, stealing,
 // migration between threads, and the per-fiber exception state.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace (pools/trace.hpp) of both fibers pools: fork/join fib on two workers, then the export's
 // counts must balance. Built with -DPOOLS_TRACE=ON only (without it the pools record nothing and
 // there is nothing to compare). Neither pool counts its steals, parks or wakes (pool_statistics

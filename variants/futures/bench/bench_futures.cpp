@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_futures — the futures pools in their own spelling. Two environment variables pick the
 // pool (flavours.txt lists the subjects compare.py makes of them):
 //   POOLS_BENCH_POOL=tuned|textbook (pools::bench::pool_from_environment): the tuned thread_pool

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // "No allocation per task": counts the calling thread's calls of operator new while it posts.
 // This file replaces the global operator new/delete of the test binary (counting only).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The futures pool's loops: detach/submit _loop, _blocks, _sequence, and multi_future.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The futures pool's monitoring and control: task counts, pause/unpause, purge, and what
 // destruction does with a paused pool.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Why fork-join in the futures style deadlocks a fixed pool — demonstrated, and bounded so the
 // test always ends. README.md ("Why nested waits deadlock") walks through the first case.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // priority_task_queue on its own: priority order, FIFO among equals, take_all, admission. (The
 // FIFO queue, pools::two_lock_queue, is tested in common/tests/two_lock_queue_test.cpp.)
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Task priorities: priority_thread_pool orders by priority, then by submission; thread_pool has
 // no priority parameter at all (it is not a runtime flag that costs a branch, it is absent).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The textbook pool's behaviour beyond the Executor contract (the contract itself is checked by
 // conformance_futures): submit and its futures, wait(), the drain, exceptions, and the one thing
 // no futures pool can do — a task waiting for another task of the same pool — shown, bounded.

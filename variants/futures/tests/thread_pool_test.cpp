@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The futures pool: construction, single tasks, waiting, reset, this_thread.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_reactor — the callback reactor: the tuned one under either strategy, or the textbook pool.
 //
 //   POOLS_REACTOR_STRATEGY=per_thread|shared bench_reactor --workload fib ...

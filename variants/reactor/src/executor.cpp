@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/reactor/executor.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/reactor/strand.hpp>
 
 #include <boost/asio/strand.hpp>

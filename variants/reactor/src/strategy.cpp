@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/reactor/strategy.hpp>
 
 namespace pools::reactor {

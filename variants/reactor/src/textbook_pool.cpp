@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The textbook reactor, written out. Read textbook_pool.hpp first, then loop::run() below.
 //
 // One design rule makes the rest simple: every other thread talks to a loop through one door,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <pools/reactor/timer.hpp>
 
 #include <boost/asio/post.hpp>

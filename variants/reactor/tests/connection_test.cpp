@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Connection-style objects: lifetimes owned by handlers, strands, the registry.
 //
 // These tests are written to fail loudly under the asan preset if the helpers get lifetimes

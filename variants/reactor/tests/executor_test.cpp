@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reactor executor beyond the conformance suite: strategies, io_context access, stop().
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // post_cursor: the per_thread placement policy, fed with synthetic timestamps (deterministic).
 #include <doctest/doctest.h>
 

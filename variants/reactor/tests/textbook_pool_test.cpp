@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The textbook reactor beyond the conformance suite: fds and their callbacks, timers, the
 // eventfd wake-up, the drain, and an echo driven entirely by callbacks.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // post_after / post_at and timer_handle: deadlines, cancellation, and the drain.
 #include <doctest/doctest.h>
 

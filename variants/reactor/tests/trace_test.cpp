@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The trace (pools/trace.hpp) of the reactor's pools against what the test posted: 1000 tasks,
 // 100 of which post one more, so 1100 tasks; the export must count each one posted once and run
 // once, on the pool's named worker tracks. Built with -DPOOLS_TRACE=ON only (without it the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/detail/seq_cst_fence.hpp — the seq_cst fence, and its stand-in under ThreadSanitizer.
 //
 // ThreadSanitizer does not model std::atomic_thread_fence (GCC warns, and TSan may report races

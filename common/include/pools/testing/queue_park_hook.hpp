@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/testing/queue_park_hook.hpp — the smallest park hook: a queue of callbacks per worker.
 //
 // It stands in for an event loop in the pools' tests (the server's real one is an Asio

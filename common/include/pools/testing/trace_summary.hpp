@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/testing/trace_summary.hpp — the export a trace test checks: the events recorded since the
 // last pools::trace::mark(), written to a temporary file and read back as counts.
 //

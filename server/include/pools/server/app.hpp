@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/app.hpp — what every connection of one server shares: options, counters, the
 // driver's pool statistics, the static file root. Built once by pools::server::run() (main.hpp).
 #pragma once

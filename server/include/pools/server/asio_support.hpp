@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/asio_support.hpp — the few Boost.Asio helpers every driver needs, so that drivers
 // differ only in how they wait. Header-only on purpose: it is compiled inside each driver's own
 // translation unit, with that driver's Asio configuration; the core library never includes it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/callback_session.hpp — the connection loop in completion callbacks, for drivers
 // whose every read, write and timer ends in a handler on the session's executor (the I/O thread,
 // or the session's strand): futures, reactor and the test fixture. What differs between them is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/cli.hpp — the command line shared by every server_<variant>.
 //
 //   server_<variant> [--port P] [--threads N] [--root DIR] [--max-body B] [--strategy S]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/connection.hpp — the HTTP/1.1 protocol of one connection, without any I/O.
 //
 // A driver owns a socket; the connection owns everything else: the input buffer, the parser,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/counters.hpp — server-wide statistics, shown by GET /stats.
 #pragma once
 

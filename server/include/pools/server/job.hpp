@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/job.hpp — the work a request asks of the driver.
 //
 // The core answers most requests itself, at once. Three endpoints need what only a concurrency

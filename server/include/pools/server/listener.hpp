@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/listener.hpp — the part of serve() that does not depend on how a driver waits:
 // the acceptor's loop, the open sessions, SIGINT/SIGTERM, the shutdown deadline and the drain.
 // It is the contract of main.hpp, implemented once; a driver gives it only what differs:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/log.hpp — the server's log lines (fmt, on stderr) and its one line on stdout.
 //
 //   stderr:  2024-05-01T12:00:00.123Z server_reactor info: listening on 127.0.0.1:8080

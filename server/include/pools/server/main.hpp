@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/main.hpp — the main() every driver shares.
 //
 //   int main(int argc, char** argv) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/options.hpp — what the command line configures, and the protocol limits it does not.
 //
 // Every server_<variant> takes the same options (pools/server/cli.hpp parses them) and enforces the

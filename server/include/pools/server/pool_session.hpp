@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/pool_session.hpp — half-sync/half-async over any pools::Executor.
 //
 // The asynchronous half is the connection loop in Asio callbacks on the I/O thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/suspending_session.hpp — the socket half of a session whose connection loop
 // suspends: a fiber (fibers driver) or a coroutine (coroutines driver) on a pool whose idle
 // workers run the sockets' io_contexts (pools/server/worker_io.hpp). What differs between the two

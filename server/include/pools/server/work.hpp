@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/work.hpp — the serial pieces of the jobs, shared so that every driver does the same
 // work and only the parallel structure differs.
 #pragma once

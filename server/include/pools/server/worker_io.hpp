@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/server/worker_io.hpp — one Asio io_context per pool worker, run by that worker whenever
 // it is idle: the park hook (pools/park_hook.hpp) of the fibers and coroutines drivers.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/bench/asio_workloads.hpp — workloads in Asio's own terms, shared by every Asio-based
 // subject (the asio::thread_pool reference and the reactor variant).
 //

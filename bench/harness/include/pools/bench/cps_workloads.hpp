@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/bench/cps_workloads.hpp — fork-join in continuation-passing style on any pools::Executor.
 //
 // A callback executor (asio::thread_pool, the reactor, a thread per task) cannot block a task

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/bench/executor_workloads.hpp — workloads that need nothing but pools::Executor.
 //
 // submit, submit_future, wakeup and vector_fill are written once here against the concept.

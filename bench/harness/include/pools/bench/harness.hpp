@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/bench/harness.hpp — the one benchmark command line shared by every bench_<name>.
 //
 //   bench_<name> --workload <w> [--n N] [--threads T] [--reps R] [--warmup W] [--json FILE] [--trace FILE]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/bench/problems.hpp — the fork-join problems every subject solves, and how to check them.
 //
 // Only the *parallel structure* of fib, skynet, nqueens and matmul differs between variants;

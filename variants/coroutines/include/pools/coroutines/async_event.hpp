@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/async_event.hpp — a manual-reset event that coroutines await without blocking.
 //
 //   async_event ready;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/async_latch.hpp — std::latch for coroutines: count down, await zero.
 //
 //   async_latch done(3);

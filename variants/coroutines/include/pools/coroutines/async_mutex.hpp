@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/async_mutex.hpp — a mutex whose lock() suspends the coroutine, not the thread.
 //
 //   async_mutex m;

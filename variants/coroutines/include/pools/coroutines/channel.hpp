@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/channel.hpp — a bounded multi-producer multi-consumer channel for coroutines.
 //
 //   channel<int> ch(16);

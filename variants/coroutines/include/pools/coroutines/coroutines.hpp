@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/coroutines.hpp — everything of the coroutines variant in one include.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/frame_allocator.hpp — where coroutine frames come from: per-thread free lists,
 // and a central transfer cache between threads.
 //

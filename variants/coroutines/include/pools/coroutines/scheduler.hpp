@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/scheduler.hpp — what task, when_all, sync_wait and the async primitives need
 // from a pool: a way to make a suspended coroutine runnable on it again.
 //

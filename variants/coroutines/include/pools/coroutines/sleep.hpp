@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/sleep.hpp — suspend a coroutine for a while without holding a worker.
 //
 //   co_await sleep_for(pool, 10ms);

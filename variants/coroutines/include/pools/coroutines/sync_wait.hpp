@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/sync_wait.hpp — the bridge from ordinary code: run a task on a pool, block for it.
 //
 //   int main() { pools::coroutines::thread_pool pool(4); return sync_wait(pool, run_server()); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/task.hpp — task<T>: a lazy, move-only coroutine that produces a T.
 //
 //   task<int> answer() { co_return 42; }

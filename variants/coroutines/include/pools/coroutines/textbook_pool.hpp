@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/textbook_pool.hpp — the coroutine pool in one sitting: read this first.
 //
 //   pools::coroutines::textbook_pool pool(4);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/thread_pool.hpp — the work-stealing pool that runs coroutines.
 //
 //   pools::coroutines::thread_pool pool(4);

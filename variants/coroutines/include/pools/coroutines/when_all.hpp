@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/when_all.hpp — fork/join: run tasks in parallel, resume when all are done.
 //
 //   auto [a, b] = co_await when_all(fib(n - 1), fib(n - 2));           // tuple

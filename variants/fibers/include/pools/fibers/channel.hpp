@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/channel.hpp — Go-style channels between fibers (and threads).
 //
 //   channel<int> ch;        // unbuffered: send() waits until a receiver takes the value

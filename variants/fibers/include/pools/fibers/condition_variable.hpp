@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/condition_variable.hpp — wait for a condition under a pools::fibers::mutex.
 //
 // Same contract as std::condition_variable (spurious wake-ups allowed, so wait in a loop or use

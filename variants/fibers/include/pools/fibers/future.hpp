@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/future.hpp — a one-shot value between fibers: promise<T> writes, future<T> reads.
 //
 // The shape of std::promise/std::future, and the same errors (std::future_error with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/join_handle.hpp — what spawn() returns: the way to a fiber's result.
 //
 //   auto h = pool.spawn([] { return compute(); });

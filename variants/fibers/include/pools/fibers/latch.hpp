@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/latch.hpp — std::latch for fibers: count down to zero once, wait for zero.
 //
 // Every operation takes the internal lock, including the "already zero?" check in wait(). That

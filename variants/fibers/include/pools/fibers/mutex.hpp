@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/mutex.hpp — a mutex whose lock() suspends the fiber, not the thread.
 //
 // With std::mutex, a fiber that blocks in lock() blocks its whole worker — and if the owner is a

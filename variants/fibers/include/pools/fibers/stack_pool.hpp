@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/stack_pool.hpp — where fiber stacks come from: a pooled, slab-mapped allocator.
 //
 // A fiber's stack is ordinary memory that the stack pointer is moved into. Three decisions:

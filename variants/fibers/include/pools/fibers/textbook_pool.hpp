@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/textbook_pool.hpp — the fibers idea in one sitting: read this first.
 //
 //   pools::fibers::textbook_pool pool(2);

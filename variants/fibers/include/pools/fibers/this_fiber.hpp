@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/this_fiber.hpp — what a fiber can do to itself (the std::this_thread of fibers).
 //
 // Called on a plain thread (not a fiber of any pools::fibers::thread_pool), each function falls

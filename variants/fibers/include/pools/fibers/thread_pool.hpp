@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/thread_pool.hpp — N worker threads running stackful fibers, with work stealing.
 //
 //   pools::fibers::thread_pool pool(4);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/wait_group.hpp — Go's sync.WaitGroup for fibers: a latch whose count can grow.
 //
 // add() before starting each piece of work, done() when it finishes, wait() suspends until the

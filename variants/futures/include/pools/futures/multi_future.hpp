@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/multi_future.hpp — the futures of one submit_loop / submit_blocks /
 // submit_sequence call, waited for and collected together (BS::multi_future).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/priority.hpp — task priorities and the compile-time options of the pool.
 //
 // Priorities are opt-in at compile time, as in BS::thread_pool v5: the default

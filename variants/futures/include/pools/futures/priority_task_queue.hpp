@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/priority_task_queue.hpp — the queue of priority_thread_pool: a binary heap under
 // one (spin) lock.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/textbook_pool.hpp — a thread pool in one sitting: read this first.
 //
 //   pools::futures::textbook_pool pool(4);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/this_thread.hpp — which pool, and which of its workers, is running this code
 // (BS::this_thread). Outside every pool both answers are empty.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/thread_pool.hpp — the futures pool: a fixed set of worker threads, one shared
 // FIFO queue, std::future for results. The API follows BS::thread_pool v5 name for name.
 //

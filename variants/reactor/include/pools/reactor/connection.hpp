@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/connection.hpp — the base for objects that live as long as their pending handlers.
 //
 //   class session : public pools::reactor::connection<session> {

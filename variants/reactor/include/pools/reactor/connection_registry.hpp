@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/connection_registry.hpp — find every open connection at shutdown, own none.
 //
 // A graceful stop drains: executor::stop() waits until no work is left, and an idle keep-alive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/counted.hpp — count the live objects of a type.
 //
 //   class session : public pools::reactor::connection<session>, public pools::reactor::counted<session>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/executor.hpp — a callback reactor: Boost.Asio io_contexts run by a fixed set of
 // threads, behind the pools::Executor concept.
 //

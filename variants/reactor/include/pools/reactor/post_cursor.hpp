@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/post_cursor.hpp — which io_context a thread's next post() goes to (per_thread).
 //
 // per_thread has N io_contexts, one thread each, and no way to move work between them, so where

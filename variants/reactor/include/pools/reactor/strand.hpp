@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/strand.hpp — an executor whose handlers never run at the same time.
 //
 // A connection's handlers (read done, write done, timeout) all touch the connection's state. If

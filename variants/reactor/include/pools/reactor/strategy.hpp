@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/strategy.hpp — the two classic ways to run Asio on N threads.
 //
 //   per_thread  N io_contexts, one thread each; work is handed out round-robin. This is Asio's

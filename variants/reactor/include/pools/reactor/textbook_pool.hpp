@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/textbook_pool.hpp — an epoll reactor written out by hand: what io_context does
 // inside, small enough to read in one sitting (the walk-through is in README.md).
 //

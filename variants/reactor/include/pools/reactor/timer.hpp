@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/reactor/timer.hpp — run a task later: post_after / post_at, cancellable.
 //
 //   auto h = pools::reactor::post_after(ex, 250ms, [] { ... });

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/detail/futex.hpp — the Linux futex: sleep while a 32-bit word holds a value.
 //
 // Why not std::atomic::wait: it has no timeout, and an idle worker must wake for the earliest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/detail/join_state.hpp — the counter a when_all parent waits on.
 //
 // The parent is suspended, not blocked: it stores its handle here and its children count down.

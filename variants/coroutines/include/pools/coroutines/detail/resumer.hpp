@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/detail/resumer.hpp — how a synchronisation primitive wakes a waiting coroutine.
 //
 // A waiter remembers the pool it was running on when it suspended (scheduler.hpp). Whoever

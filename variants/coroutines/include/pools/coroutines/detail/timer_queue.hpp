@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/detail/timer_queue.hpp — the sleeping coroutines of one pool, earliest first.
 //
 // A min-heap under a mutex. Timers are not on the fork/join path, and a heap with a lock is the

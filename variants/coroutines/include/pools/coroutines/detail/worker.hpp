@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/coroutines/detail/worker.hpp — one worker thread's state, and what a finishing coroutine
 // runs next.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/detail/context.hpp — things a worker thread can switch to: fibers and its own stack.
 #pragma once
 

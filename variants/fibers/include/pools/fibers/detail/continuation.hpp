@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/detail/continuation.hpp — the saved state of a context that is not running.
 //
 // It is a boost::context::fiber (one pointer: the stack pointer at which the suspended context

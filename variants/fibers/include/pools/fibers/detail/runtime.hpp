@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/detail/runtime.hpp — the scheduler entry points the header templates call.
 //
 // Everything here is implemented in src/scheduler.cpp. The functions that read the current

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/detail/task.hpp — a spawned or posted callable, its result, and the join protocol.
 //
 // A task is *not* a fiber. It is a heap object holding the callable; it only gets a stack of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/detail/task_allocator.hpp — where task objects come from.
 //
 // A fork-join program allocates a task per spawn and frees it a few hundred nanoseconds later,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/fibers/detail/waiter.hpp — how anything waits: one record per blocked caller.
 //
 // Every primitive (mutex, condition_variable, latch, channel, future, join) keeps a queue of

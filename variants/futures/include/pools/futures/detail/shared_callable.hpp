@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pools/futures/detail/shared_callable.hpp — one loop body shared by all the tasks of a loop.
 //
 // detach_loop / detach_blocks / detach_sequence split one call into many tasks that all call the
