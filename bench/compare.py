@@ -234,6 +234,7 @@ def markdown(records, args, subjects, meta):
              "Ratios are to the reference measured in the same run; for time, ns and bytes below 1 is "
              "better, for speedup above 1 is better.", ""]
     by = {(r["variant"], r["workload"]): r for r in records}
+    notes = unsupported_notes(records, args.workloads)
     # summary matrix
     lines += ["## Summary: ratio to the reference", "",
               "| subject | " + " | ".join(f"{w} (÷{MEASURE[w][3]})" for w in args.workloads) + " |",
@@ -246,10 +247,15 @@ def markdown(records, args, subjects, meta):
             if v is not None:
                 cells.append(f"{v / rv:.2f}" if rv else "—")  # "—": the reference did not run
             else:
-                cells.append("—" if not r else "FAIL" if r.get("failed") else "skip" if r.get("skipped") else "n/s")
+                cells.append("—" if not r else "FAIL" if r.get("failed") else "skip" if r.get("skipped")
+                             else "n/s" + notes[r.get("reason", "")][0])
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    lines += ["", "n/s: not supported by that subject (the reason is in its table below)."
-              + (" skip: left out of this quick run." if args.quick else "")]
+    lines += ["", "n/s: not supported by that subject, for the reason its footnote gives."
+              + (" skip: left out of this quick run." if args.quick else ""), ""]
+    for mark, subjects_of, workloads_of, reason in notes.values():
+        lines.append(f"- {mark} {', '.join(subjects_of)} ({', '.join(workloads_of)}): {reason or 'no reason given'}")
+    if notes:
+        lines.append("")
     again = [s for s in subjects if s.endswith(AGAIN)]
     if again:
         lines += [f"{', '.join(again)}: the reference run a second time in the same rounds, so its ratio is "
@@ -269,8 +275,11 @@ def markdown(records, args, subjects, meta):
                 continue
             v = value_of(r, w)
             if v is None:
-                why = "**failed**: " if r.get("failed") else "skipped: " if r.get("skipped") else "not supported: "
-                lines.append(f"| {s} | — | — | — | — | {why}{r.get('reason', '')} |")
+                if r.get("failed") or r.get("skipped"):
+                    why = ("**failed**: " if r.get("failed") else "skipped: ") + r.get("reason", "")
+                else:
+                    why = f"not supported{notes[r.get('reason', '')][0]} (the footnote under the summary)"
+                lines.append(f"| {s} | — | — | — | — | {why} |")
                 continue
             ratio = f"{v / rv:.2f}" if rv else "—"
             extra = ", ".join(f"{k}={x:.3g}" for k, x in sorted(r.get("metrics", {}).items()) if k != key)
@@ -283,6 +292,25 @@ def markdown(records, args, subjects, meta):
                          f"{human(r['max_ns'], 'time')} | {r['max_rss_kib'] / 1024:.1f} MiB | {extra} |")
         lines.append("")
     return "\n".join(lines)
+
+
+SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def unsupported_notes(records, workloads):
+    """One footnote per distinct "not supported" reason, instead of the reason in every cell:
+    {reason: (mark, [subjects], [workloads], reason)}, marks ¹ ² ... in the order of first use."""
+    notes = {}
+    for w in workloads:
+        for r in records:
+            if r["workload"] != w or value_of(r, w) is not None or r.get("failed") or r.get("skipped"):
+                continue
+            reason = r.get("reason", "")
+            mark = notes.setdefault(reason, (str(len(notes) + 1).translate(SUPERSCRIPT), [], [], reason))
+            for where, what in ((mark[1], r["variant"]), (mark[2], w)):
+                if what not in where:
+                    where.append(what)
+    return notes
 
 
 def baseline_table(by, args, subjects, meta):
@@ -355,6 +383,27 @@ def plot(records, args, subjects, path):
     return True
 
 
+def render(args):
+    """--render: results.md from a results.json, with the run's own settings; nothing is measured."""
+    try:
+        run = json.load(open(args.render))
+    except (OSError, ValueError) as e:
+        fail(f"--render {args.render}: {e}")
+    records = run.get("records", [])
+    for key in ("threads", "reps", "rounds", "quick"):
+        setattr(args, key, run.get(key))
+    meta = run.get("meta", {})
+    args.baseline = meta.get("baseline")
+    seen = {r["workload"] for r in records}
+    args.workloads = [w for w in WORKLOADS if w in seen]
+    subjects = list(dict.fromkeys(r["variant"] for r in records))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(markdown(records, args, subjects, meta))
+    print(f"wrote {args.out}/results.md from {args.render}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -372,7 +421,12 @@ def main():
     ap.add_argument("--workloads", help="comma list (default: all)")
     ap.add_argument("--baseline", help="another build directory: its variants run as <subject>@base beside "
                                        "this build's, and results.md shows subject ÷ subject@base")
+    ap.add_argument("--render", metavar="RESULTS_JSON",
+                    help="run nothing: write <out>/results.md again from a results.json this script wrote "
+                         "(after a change to the report's layout)")
     args = ap.parse_args()
+    if args.render:
+        return render(args)
     if args.reps is None:
         args.reps = 1 if args.quick else 3
     if args.threads < 1 or args.reps < 1 or args.rounds < 1 or args.timeout < 1:

@@ -258,14 +258,9 @@ def main():
     if http_rows:
         md += ["", "## HTTP: one server thread; ratio to nginx (sleep: to Little's law)", "", *http_rows, "",
                f"Command: `{card['http_command']}`."]
-        if any(r["scenario"] == "sleep" and not r["requests_per_s"] for r in card["http"]):
-            sleep_ms, conns = http_bench.SLEEP_MS, http_bench.SCENARIOS["sleep"].connections
-            md += ["", "0 req/s on /sleep is expected of a pool whose task *blocks* while it waits (the futures "
-                   "pool, and any pool served by the generic driver, server/drivers/generic.cpp): the one "
-                   f"server thread sleeps {sleep_ms} ms per request, so {conns:,} connections queue for "
-                   f"{sleep_ms * conns / 1000:g} s and wrk's {http_bench.WRK_TIMEOUT_S} s timeout fails every "
-                   "request. The pools that suspend the request instead of the thread (coroutine and fiber "
-                   "timers, the reactor's timers) serve it; docs/server-four-ways.md explains why."]
+        note = http_bench.blocking_sleep_note(sorted({r["server"] for r in card["http"] if r["scenario"] == "sleep"}))
+        if note:
+            md += ["", note]
     text = "\n".join(md) + "\n"
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(text)

@@ -316,6 +316,36 @@ def find_servers(build: Path, names: list[str] | None) -> dict[str, Path]:
     return found
 
 
+def driver_source(server: str) -> Path:
+    """The driver server_<server> is built from: its own, else the generic one (cmake/pools.cmake)."""
+    own = ROOT / "server" / "drivers" / f"{server}.cpp"
+    return own if own.exists() else ROOT / "server" / "drivers" / "generic.cpp"
+
+
+def blocks_in_sleep(server: str) -> bool:
+    """True when server_<server> holds a pool thread for the whole of a /sleep: its driver serves
+    requests with pools::server::pool_session, which runs each job on a worker with run_blocking
+    (server/include/pools/server/pool_session.hpp), and /sleep's job is std::this_thread::sleep_for."""
+    return server != "nginx" and "pool_session" in driver_source(server).read_text()
+
+
+def blocking_sleep_note(servers: list[str]) -> str:
+    """Why a server whose pool blocks in /sleep cannot serve the sleep scenario, from the constants
+    the run uses; "" when none of `servers` blocks."""
+    blocking = [s for s in servers if blocks_in_sleep(s)]
+    if not blocking:
+        return ""
+    conns = SCENARIOS["sleep"].connections
+    drivers = ", ".join(sorted({str(driver_source(s).relative_to(ROOT)) for s in blocking}))
+    return (f"{', '.join(blocking)}: cannot serve this workload, by design. The driver ({drivers}) runs "
+            f"each request's sleep on a pool worker, which blocks in std::this_thread::sleep_for for the "
+            f"whole {SLEEP_MS} ms (pools::server::pool_session, run_blocking). With the one server thread "
+            f"of this scenario that is at most {1000 / SLEEP_MS:.0f} req/s; {conns:,} connections queue for "
+            f"{SLEEP_MS * conns / 1000:g} s, longer than wrk waits for an answer (its timeout), so almost "
+            "nothing completes. A pool that suspends the request instead of the thread (the coroutine and fiber "
+            "timers, the reactor's timers) serves it: docs/server-four-ways.md.")
+
+
 def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
     lines = []
     for sc in scenarios:
@@ -328,6 +358,12 @@ def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
                   "|---|---:|---:|---:|---:|---:|---:|"]
         for r in rows:
             fmt = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
+            if sc.name == "sleep" and blocks_in_sleep(r.server):
+                # Not a measurement of a slow server but a design that cannot serve it: say so.
+                measured = f" ({r.requests_per_s:,.0f} req/s measured)" if r.requests_per_s else ""
+                lines.append(f"| {r.server} | cannot serve it by design{measured}: its workers block in "
+                             "the sleep (below) | – | – | – | – | – |")
+                continue
             lines.append(f"| {r.server} | {r.requests_per_s:,.0f} | {fmt(r.p50_ms, 3)} | {fmt(r.p99_ms, 3)} | {r.errors} | "
                          f"{r.non_2xx} | {fmt(r.ratio)} |")
         if sc.pipeline > 1:
@@ -336,8 +372,26 @@ def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
         if sc.name == "sleep":
             limit = sc.connections / (SLEEP_MS / 1000)
             lines.append(f"\nLittle's law limit: {sc.connections} connections / {SLEEP_MS} ms = {limit:,.0f} req/s.")
+            note = blocking_sleep_note([r.server for r in rows])
+            if note:
+                lines.append("\n" + note)
         lines.append("")
     return "\n".join(lines)
+
+
+def render(json_path: Path, out: Path) -> int:
+    """--render: http.md from an http.json (after a change to the report's layout); nothing runs."""
+    try:
+        run = json.loads(json_path.read_text())
+        results = [Result(**r) for r in run["results"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"run.py: --render {json_path}: {e}", file=sys.stderr)
+        return 2
+    scenarios = [sc for sc in SCENARIOS.values() if any(r.scenario == sc.name for r in results)]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "http.md").write_text(markdown(results, scenarios) + "\n")
+    log(f"wrote {out / 'http.md'} from {json_path}")
+    return 0
 
 
 def main() -> int:
@@ -354,7 +408,11 @@ def main() -> int:
     p.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     p.add_argument("--wrk", default=shutil.which("wrk") or "wrk")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="where to write http.json / http.md")
+    p.add_argument("--render", type=Path, metavar="HTTP_JSON",
+                   help="run nothing: write <out>/http.md again from an http.json this script wrote")
     args = p.parse_args()
+    if args.render:
+        return render(args.render, args.out)
     if not 1 <= args.duration <= 120 or not 0 <= args.warmup <= 30 or not 1 <= args.repeat <= 9:
         p.error("--duration 1..120, --warmup 0..30, --repeat 1..9")
     args.server_core = args.server_core or None
