@@ -125,7 +125,7 @@ subproject() {  # <way> <build dir>
     -DPOOLS_SOURCE_DIR="$src"
   local extra
   extra=$(cmake --build "$2" --target help | grep -Eo '^(tests|bench|server|exercise|conformance)_[A-Za-z0-9_]*' || true)
-  [[ -z $extra ]] || fail "as a subproject ($1), pools defined more than its libraries: $(echo $extra)"
+  [[ -z $extra ]] || fail "as a subproject ($1), pools defined more than its libraries: ${extra//$'\n'/ }"
   run_consumer "$2"
 }
 step "2. add_subdirectory(<checkout>)"
