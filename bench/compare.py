@@ -10,8 +10,9 @@ runs as its own process (so max RSS is per workload) under a time limit. Results
 --out as results.json (every record), results.md (tables with ratios to a reference measured in
 the same run) and results.png (when matplotlib is available).
 
-The per-task workloads (ROUNDS_WORKLOADS) have targets near 1.0 and runs that swing by +-15 % on
-a 2-core machine, so they run in --rounds interleaved rounds: each round runs every subject once,
+The per-task workloads have targets near 1.0 and runs that swing by +-15 % on a 2-core machine, and
+single fork-join ratios to oneTBB moved by up to 2x between runs, so both (ROUNDS_WORKLOADS) run
+in --rounds interleaved rounds: each round runs every subject once,
 in an order rotated by one per round, and a subject's record is its median round (its other
 rounds' values are kept in the record as round_values, and its ratio to the reference round by
 round as round_ratios). A slow drift of the machine then hits every subject alike instead of
@@ -64,15 +65,25 @@ COLD_WORKLOADS = {"memory": {"--reps": "1", "--warmup": "0"}}
 # (the cost per task is the same once the pool is warm; a million futures take 20-40 s on the slow
 # references), 2,000 wake-up samples instead of 10,000 (each waits 200 µs on an idle pool; the full
 # run's 10,000 keep its p99 steady).
-QUICK_SIZES = {"submit": {"--n": "200000"}, "submit_future": {"--n": "200000"}, "wakeup": {"--n": "2000"}}
-# Cheap (a few seconds a run) and judged against a reference they are close to: run in rounds.
-ROUNDS_WORKLOADS = ["submit", "submit_future", "wakeup"]
+# Fork-join runs in rounds too, so the quick run measures smaller problems (a quarter to a tenth of
+# the work: fib(27), skynet(10^5), nqueens(11), matmul(512)) to stay within a few minutes.
+QUICK_SIZES = {"submit": {"--n": "200000"}, "submit_future": {"--n": "200000"}, "wakeup": {"--n": "2000"},
+               "fib": {"--n": "27"}, "skynet": {"--n": "100000"}, "nqueens": {"--n": "11"}, "matmul": {"--n": "512"}}
 FORK_JOIN = ["fib", "skynet", "nqueens", "matmul"]
+# Run in interleaved rounds, with the reference run twice (its noise floor): the per-task
+# workloads, whose targets are close to 1.0, and fork-join, whose single-run ratios to oneTBB
+# moved by up to 2x between runs on a 2-core machine. The slow subjects' fork-join (a minute a
+# round) runs in the first round only.
+ROUNDS_WORKLOADS = FORK_JOIN + ["submit", "submit_future", "wakeup"]
 # --quick (compare.sh's default, a first look in a few minutes): one repetition after the warm-up,
 # and the runs that take half a minute each left out: the slow subjects' fork-join, and naive's
 # million-thread submissions; the slow subjects' per-task runs (10-40 s each for Boost.Fiber's
 # submissions) in the first round only. --full runs everything.
 QUICK_SKIPS = {(s, w) for s in SLOW_SUBJECTS for w in FORK_JOIN} | {("naive", "submit"), ("naive", "submit_future")}
+# --quick: fork-join of the fiber textbook pool (a fresh 256 KiB stack per task: 30-50x oneTBB,
+# seconds a run even at the quick sizes, half of the quick run's fork-join time in rounds) in the
+# first round only; a ratio that far from 1.00 needs no noise floor.
+QUICK_FORK_JOIN_ONCE = {"fibers/textbook"}
 
 
 def fail(msg):
@@ -192,9 +203,11 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
                 continue  # unsupported or failed: once is enough
             base = s[:-len(AGAIN)] if s.endswith(AGAIN) else s
             plain = base.removesuffix(BASE)  # a baseline run has its subject's flavour
-            if args.quick and k > 0 and base in SLOW_SUBJECTS:
+            once = base in SLOW_SUBJECTS and (args.quick or workload in FORK_JOIN) or (
+                args.quick and workload in FORK_JOIN and base in QUICK_FORK_JOIN_ONCE)
+            if once and k > 0:
                 progress.advance()
-                continue  # quick: a slow reference runs in the first round only
+                continue  # a slow subject runs in the first round only
             if args.quick and (base, workload) in QUICK_SKIPS:
                 runs[s].append({"workload": workload, "variant": s, "supported": False, "skipped": True,
                                 "reason": "left out of the quick run (half a minute a run); --full runs it"})
@@ -221,7 +234,7 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
 
 def markdown(records, args, subjects, meta):
     quick = (["**Quick run, for a first look**: one repetition per run, 200,000 submissions and 2,000 "
-              "wake-up samples, the slow "
+              "wake-up samples, fib(27), skynet(10⁵), nqueens(11) and matmul(512), the slow "
               "references' fork-join runs left out and their per-task runs in the first round only. "
               "`scripts/compare.sh --full` makes the published numbers.", ""] if args.quick else [])
     lines = ["# pools: side-by-side comparison" + (" (quick)" if args.quick else ""), "", *quick,
@@ -412,7 +425,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="a first look in a few minutes: --reps 1 unless given; naive's and boost_fiber's "
                          "fork-join and naive's submit runs left out, their other runs in the first round "
-                         "only; submit and submit_future with 200,000 tasks, wakeup with 2,000 samples")
+                         "only; submit and submit_future with 200,000 tasks, wakeup with 2,000 samples, "
+                         "fork-join on smaller problems (fib 27, skynet 10^5, nqueens 11, matmul 512)")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--rounds", type=int, default=3,
                     help=f"interleaved rounds for {', '.join(ROUNDS_WORKLOADS)} (median round reported)")

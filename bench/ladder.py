@@ -9,8 +9,8 @@ coroutines, fibers, reactor), their textbook pools (<variant>/textbook), any fla
 one optimisation off (coroutines/nocache, reactor/shared) and the references. Prints, per variant,
 one Markdown table: each workload's value for the textbook and the tuned pool, textbook ÷ tuned
 (what the whole ladder buys; for time, ns and bytes above 1 means the tuned pool is faster), the
-flavours ÷ tuned, the tuned pool ÷ its reference, and the run's noise floor (asio_pool/again ÷
-asio_pool, for the workloads run in rounds). docs/optimizations.md is written from this output.
+flavours ÷ tuned, the tuned pool ÷ its reference, and the run's noise floor (<reference>/again ÷
+<reference>: asio_pool/again or tbb/again, for the workloads run in rounds). docs/optimizations.md is written from this output.
 """
 import json
 import sys

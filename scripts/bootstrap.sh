@@ -15,6 +15,8 @@ packages=(
   wrk nginx-light curl python3 python3-matplotlib python3-tqdm util-linux
   # the textbook pools' size check (code lines without comments and blanks)
   cloc
+  # the instruction-count guard (bench/instructions.py: callgrind, and callgrind.h for its drivers)
+  valgrind
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

@@ -9,9 +9,10 @@
 # Builds the release preset, runs every bench_<subject> on every workload (bench/compare.py), then
 # the HTTP comparison against nginx if the servers are built (bench/http/run.py). Both show live
 # progress on a terminal (a bar with the time left; plain lines in a log).
-#   quick (default): compare.py --quick (one repetition per run, 3 interleaved rounds for the
-#                    per-task workloads with the noise floor; the half-minute runs of the naive and
-#                    Boost.Fiber references left out), HTTP one round of 3-second runs.
+#   quick (default): compare.py --quick (one repetition per run, 3 interleaved rounds for
+#                    fork-join, on smaller problems, and the per-task workloads, each with its noise
+#                    floor; the half-minute runs of the naive and Boost.Fiber references left
+#                    out), HTTP one round of 3-second runs.
 #   --full:          compare.py with 3 repetitions and 3 rounds, every reference on every
 #                    workload; HTTP 3 interleaved rounds of 10-second runs (the p99 target is a
 #                    median, one run alone flips it).

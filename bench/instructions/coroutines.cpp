@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// instr_coroutines — the coroutine pool's hot paths for the instruction-count guard
+// (bench/instructions.py; how counting stays deterministic: measure.hpp).
+//   fork_join  one binary fork and its join, as fib spells it: co_await when_all(leaf(), leaf())
+//              inside a coroutine on the pool's one worker
+//   post_run   pool.post of an empty callable from a task, and its run (measure.hpp)
+#include <pools/coroutines/coroutines.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "measure.hpp"
+
+namespace {
+namespace pc = pools::coroutines;
+using namespace pools::bench::instructions;
+
+pc::task<std::int64_t> leaf() {
+  co_return one();
+}
+
+pc::task<std::int64_t> forks(std::int64_t n) {
+  std::int64_t sum = 0;
+  collect_toggle();  // on: the coroutine runs on the worker, and stays there (one worker)
+  for (std::int64_t i = 0; i < n; ++i) {
+    auto [a, b] = co_await pc::when_all(leaf(), leaf());
+    sum += a + b;
+  }
+  collect_toggle();  // off
+  co_return sum;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return main_for(argc, argv,
+                  {{"fork_join", {[](std::int64_t n) {
+                      pc::thread_pool pool(1);
+                      const std::int64_t sum = pc::sync_wait(pool, forks(n));
+                      if (sum != 2 * n) wrong("fork_join summed " + std::to_string(sum));
+                    }}},
+                   {"post_run", {[](std::int64_t n) {
+                      pc::thread_pool pool(1);
+                      post_and_run(pool, n);
+                    }}}});
+}

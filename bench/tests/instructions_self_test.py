@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Shows that the instruction-count guard (bench/instructions.py) can fail, and how it updates.
+
+Usage: instructions_self_test.py BUILD_DIR WORK_DIR
+On one path (coroutines/fork_join, a few seconds under callgrind), against copies of the committed
+baseline in WORK_DIR:
+- the committed count passes (exit 0);
+- the count lowered by 5 % (as if the code had grown by 5.3 %) fails with exit 1, naming the path
+  and the growth;
+- --update without --why is refused (exit 2) and leaves the file as it was;
+- --update --why rewrites the moved count with that why and keeps the other entries' why.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from checks import expect, verdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GUARD = os.path.join(HERE, "..", "instructions.py")
+BASELINE = os.path.join(HERE, "..", "instructions-baseline.json")
+PATH = "coroutines/fork_join"
+
+
+def guard(build, baseline, *extra):
+    cmd = [sys.executable, GUARD, "--build", build, "--baseline", baseline, "--paths", PATH, *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+
+
+def main():
+    build, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    committed = json.load(open(BASELINE))
+    expect(PATH in committed["paths"], f"the committed baseline has {PATH}")
+    if PATH not in committed["paths"]:
+        return verdict()
+
+    same = os.path.join(work, "same.json")
+    json.dump(committed, open(same, "w"), indent=2)
+    p = guard(build, same)
+    expect(p.returncode == 0, f"the committed count passes (exit {p.returncode}: {p.stdout[-400:]}{p.stderr[-400:]})")
+
+    lowered = json.loads(json.dumps(committed))
+    lowered["paths"][PATH]["instructions"] = round(committed["paths"][PATH]["instructions"] * 0.95, 1)
+    low = os.path.join(work, "lowered.json")
+    json.dump(lowered, open(low, "w"), indent=2)
+    p = guard(build, low)
+    expect(p.returncode == 1, f"a baseline 5 % lower fails the guard with exit 1 (got {p.returncode})")
+    m = re.search(re.escape(PATH) + r": [0-9.]+ -> [0-9.]+ instructions per operation \(\+([0-9.]+) %\)", p.stderr)
+    expect(m is not None and 5.0 < float(m.group(1)) < 5.6,
+           f"the failure names {PATH} and its growth, about +5.3 % (stderr: {p.stderr.strip()[-400:]})")
+    expect("--update --why" in p.stderr, "the failure says how to update the baseline with a why")
+
+    before = open(low).read()
+    p = guard(build, low, "--update")
+    expect(p.returncode == 2 and "--why" in p.stderr, f"--update without --why is refused (exit {p.returncode})")
+    expect(open(low).read() == before, "a refused update leaves the baseline as it was")
+
+    p = guard(build, low, "--update", "--why", "self-test: the count moved")
+    expect(p.returncode == 0, f"--update --why rewrites the baseline (exit {p.returncode}: {p.stderr[-300:]})")
+    updated = json.load(open(low))
+    entry = updated["paths"].get(PATH, {})
+    expect(entry.get("why") == "self-test: the count moved" and entry.get("instructions") ==
+           committed["paths"][PATH]["instructions"], f"the moved count is back, with the new why ({entry})")
+    others = [k for k in committed["paths"] if k != PATH]
+    expect(all(updated["paths"].get(k, {}).get("why") == committed["paths"][k]["why"] for k in others) and others,
+           "the counts not measured keep their why")
+    return verdict()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
