@@ -54,7 +54,7 @@ bool run(fiber& f) {
                          [&f, &c = c](bctx::fiber&& home) {  // runs on the new stack
                            annotate::after_switch(c.self_stack, &c.home_stack);
                            c.home = std::move(home);
-                           f.body();          // never throws: spawn() wraps it in a packaged_task
+                           f.body();          // never throws: spawn() catches into the promise
                            f.body = nullptr;  // the task's captures die here, on the fiber, lock-free
                            annotate::before_switch(nullptr, c.home_stack);
                            return std::move(c.home);  // Boost switches there and frees this stack there

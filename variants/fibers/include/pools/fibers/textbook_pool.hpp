@@ -19,10 +19,15 @@
 // wakes one. Only work(), the worker loop, touches a fiber that has run: it puts it back in the
 // queue or registers it as a joiner, always after the fiber has switched away (join() says why).
 //
-// RESULTS. spawn() wraps the function in a std::packaged_task, which stores its value or its
-// exception; the handle's std::future reads them. join() first waits — a fiber by suspending, a
-// plain thread by blocking in future::get() — then get() returns the value or rethrows the
-// exception. A handle dropped without join() discards both, like a std::future nobody reads.
+// RESULTS. spawn() runs the function into a std::promise (pools::promised_task), which stores
+// its value or its exception; the handle's std::future reads them. join() first waits — a fiber
+// by suspending, a plain thread by blocking in future::get() — then get() returns the value or
+// rethrows the exception. A handle dropped without join() discards both, like a std::future
+// nobody reads. Not a std::packaged_task: it runs the function INSIDE std::call_once, which keeps
+// thread_local state (libstdc++'s __once_callable) across the call. A fiber that suspends in there
+// may end on another thread; GCC on arm64 reads the thread pointer once per function, so
+// call_once then clears the FIRST thread's copy, maybe under a call_once that thread runs for
+// another fiber: a SIGSEGV (docs/reliability.md, "Platforms").
 // post() is a spawn nobody joins, of a function that hands any exception to
 // pools::report_unhandled_exception.
 //
@@ -36,13 +41,13 @@
 //  * join() every handle whose fiber uses the joiner's locals, as with std::thread.
 #pragma once
 
+#include <pools/submit.hpp>  // pools::promised_task; std::future, std::promise (<future>)
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
 #include <condition_variable>
 #include <deque>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -116,9 +121,8 @@ class textbook_pool {
   /// Starts fn() as a new fiber.
   template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
   handle<R> spawn(F&& fn) {
-    std::packaged_task<R()> task(std::forward<F>(fn));
-    // Braced initialisers run left to right: the future is taken before the task moves away.
-    handle<R> h{task.get_future(),
+    auto [future, task] = promised_task(std::forward<F>(fn));  // (pools/submit.hpp)
+    handle<R> h{std::move(future),
                 std::shared_ptr<textbook_detail::fiber>(new textbook_detail::fiber{std::move(task), this})};
     std::lock_guard lock(mutex_);
     make_ready(h.fiber);
