@@ -122,6 +122,9 @@ function(pools_add_conformance name)
     LINK pools::common ${arg_LINK}
     LABELS "conformance;${name}")
   target_include_directories(conformance_${name} PRIVATE ${_dir} ${POOLS_ROOT}/common/conformance)
+  if(CMAKE_CROSSCOMPILING_EMULATOR)  # thread starts are slow under qemu: scale as under TSan
+    target_compile_definitions(conformance_${name} PRIVATE POOLS_EMULATED=1)
+  endif()
 endfunction()
 
 # pools_generated_executor(<target> NAME <subject> TYPE <C++ type> HEADERS <header>...)

@@ -72,13 +72,14 @@ bool run(fiber& f) {
   return false;
 }
 
-void suspend(fiber& f) {
-  context& c = *f.ctx;
-  POOLS_TRACE_FIBER_SUSPEND(POOLS_TRACE_ID(&f));
+void suspend(fiber* f) {
+  if (f == nullptr) return;  // yield() on a plain thread
+  context& c = *f->ctx;
+  POOLS_TRACE_FIBER_SUSPEND(POOLS_TRACE_ID(f));
   annotate::before_switch(&c.self_stack, c.home_stack);
   c.home = std::move(c.home).resume();                  // to the worker loop; back when a worker runs f again
   annotate::after_switch(c.self_stack, &c.home_stack);  // learns that worker's stack: maybe another
-  POOLS_TRACE_FIBER_RESUME(POOLS_TRACE_ID(&f));
+  POOLS_TRACE_FIBER_RESUME(POOLS_TRACE_ID(f));
 }
 
 }  // namespace pools::fibers::textbook_detail

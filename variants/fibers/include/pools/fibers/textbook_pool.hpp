@@ -73,9 +73,8 @@ struct fiber {
 };
 
 bool run(fiber& f);      // on a worker: run f until it suspends (true) or ends (false)
-void suspend(fiber& f);  // on f: switch back to the worker loop that runs it
-// The fiber this thread runs, or nullptr. Read it once per join()/yield(), before the switch:
-// after it, the fiber may be on another thread, whose copy of this variable is another one.
+void suspend(fiber* f);  // on f: switch back to the worker loop that runs it (nullptr: no-op)
+// The fiber this thread runs, or nullptr: written by run(), read through textbook_pool::running().
 inline thread_local fiber* current = nullptr;
 
 }  // namespace textbook_detail
@@ -103,7 +102,7 @@ class textbook_pool {
     bool joinable() const noexcept { return result.valid(); }
     /// The fiber's result, or its exception rethrown (std::future_error when not joinable).
     R join() {
-      textbook_detail::fiber* self = textbook_detail::current;  // read BEFORE the switch
+      textbook_detail::fiber* self = running();  // read BEFORE the switch
       if (self != nullptr && fiber != nullptr && self->pool == fiber->pool) {
         // A fiber of this pool: say what we wait for, and switch away. We do NOT look at `fiber`
         // or register ourselves as its joiner here: it could end on another thread the moment
@@ -112,7 +111,7 @@ class textbook_pool {
         // registers are saved. No lock is needed to write `awaiting`: until we have switched
         // away, no other thread reads it.
         self->awaiting = fiber.get();
-        textbook_detail::suspend(*self);  // returns once `fiber` has ended, maybe on another thread
+        textbook_detail::suspend(self);  // returns once `fiber` has ended, maybe on another thread
       }
       return result.get();  // ready by now in a fiber; on a plain thread, blocks until it is
     }
@@ -136,14 +135,21 @@ class textbook_pool {
   }
 
   /// In a fiber: go to the back of the run queue, behind every fiber ready now. Elsewhere: no-op.
-  static void yield() {
-    if (textbook_detail::fiber* self = textbook_detail::current) textbook_detail::suspend(*self);
-  }
+  static void yield() { textbook_detail::suspend(running()); }
 
   std::size_t concurrency() const noexcept { return workers_.size(); }
   static constexpr bool context_per_task = true;  // a fiber (a stack) per task: executor_traits
 
  private:
+  // The fiber this thread runs, or nullptr. Read it once per join()/yield(), before the switch:
+  // after it, the fiber may be on another thread, whose copy of the thread_local is another one.
+  // And read it through this call, never inlined: a compiler takes a thread_local's address as
+  // fixed for the whole function it is used in, so a loop of yield()s inlined into a fiber's
+  // function would, once the fiber has moved to another thread, read the FIRST thread's copy —
+  // another fiber, which it would then suspend from the wrong stack. (GCC on x86-64 re-reads the
+  // thread pointer at each access; on arm64 it reads it once: docs/reliability.md, "Platforms".)
+  [[gnu::noinline]] static textbook_detail::fiber* running() noexcept { return textbook_detail::current; }
+
   // With mutex_ held. One notify per ready fiber, so no fiber waits while a worker sleeps.
   void make_ready(std::shared_ptr<textbook_detail::fiber> f) {
     POOLS_TRACE_POST(this, POOLS_TRACE_ID(f.get()));
