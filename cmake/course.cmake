@@ -102,7 +102,8 @@ function(pools_add_exercise id)
     return()
   endif()
   add_test(NAME exercise_${id}_start_fails
-           COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${arg_EXPECT_FAILURE}" $<TARGET_FILE:exercise_${id}>)
+           COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${arg_EXPECT_FAILURE}"
+                   ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:exercise_${id}>)  # emulator: arm64 preset
   add_test(NAME exercise_${id}_solution COMMAND exercise_${id}_solution)
   set_tests_properties(exercise_${id}_start_fails exercise_${id}_solution PROPERTIES
                        TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")

@@ -28,13 +28,22 @@ elseif(NOT POOLS_SANITIZER STREQUAL "")
   message(FATAL_ERROR "POOLS_SANITIZER must be '', 'address' or 'thread', not '${POOLS_SANITIZER}'")
 endif()
 
-# Sanitized builds run slower; tests read this to scale stress loops (never to skip them).
+# Sanitized builds run slower; tests read this to scale stress loops (never to skip them). So do
+# tests run under an emulator (a cross build, CMAKE_CROSSCOMPILING_EMULATOR: the arm64 preset).
 if(POOLS_SANITIZER STREQUAL "thread")
   set(POOLS_TEST_ENV "POOLS_SANITIZED=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${CMAKE_CURRENT_LIST_DIR}/tsan.supp")
-elseif(POOLS_SANITIZER)
+elseif(POOLS_SANITIZER OR CMAKE_CROSSCOMPILING_EMULATOR)
   set(POOLS_TEST_ENV "POOLS_SANITIZED=1")
 else()
   set(POOLS_TEST_ENV "POOLS_SANITIZED=0")
+endif()
+# ctest runs a test's own executable through the emulator, but a test that starts another program
+# of the build (server_e2e starts server_<name>) must do so itself: POOLS_TEST_EMULATOR holds the
+# emulator's command line, words separated by spaces (empty: run the program directly). Not relying
+# on binfmt_misc, which a container or CI machine may not have registered.
+if(CMAKE_CROSSCOMPILING_EMULATOR)
+  list(JOIN CMAKE_CROSSCOMPILING_EMULATOR " " _emulator)
+  list(APPEND POOLS_TEST_ENV "POOLS_TEST_EMULATOR=${_emulator}")
 endif()
 
 set_property(GLOBAL PROPERTY POOLS_REGISTERED_VARIANTS "")
@@ -113,6 +122,9 @@ function(pools_add_conformance name)
     LINK pools::common ${arg_LINK}
     LABELS "conformance;${name}")
   target_include_directories(conformance_${name} PRIVATE ${_dir} ${POOLS_ROOT}/common/conformance)
+  if(CMAKE_CROSSCOMPILING_EMULATOR)  # thread starts are slow under qemu: scale as under TSan
+    target_compile_definitions(conformance_${name} PRIVATE POOLS_EMULATED=1)
+  endif()
 endfunction()
 
 # pools_generated_executor(<target> NAME <subject> TYPE <C++ type> HEADERS <header>...)

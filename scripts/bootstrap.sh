@@ -3,7 +3,42 @@
 # Installs the Debian/Ubuntu packages pools needs, and nothing else. Idempotent: only missing
 # packages are installed. As root it runs apt-get; otherwise it prints the exact command and fails.
 # Usage: scripts/bootstrap.sh            (called by scripts/test.sh and scripts/compare.sh)
+#        scripts/bootstrap.sh arm64      the arm64 preset's cross toolchain, :arm64 libraries, qemu
 set -euo pipefail
+
+# --- arm64 (scripts/test.sh arm64, cmake/toolchain-arm64.cmake) -------------------------------
+# Debian's cross compiler, the arm64 builds of the libraries the tests link (multiarch: they
+# install beside the amd64 ones, after `dpkg --add-architecture arm64`), and qemu-user to run the
+# tests. No OpenMP and no oneTBB: the arm64 preset builds no bench.
+arm64_setup() {
+  local packages=(g++-aarch64-linux-gnu qemu-user libboost-dev:arm64 libboost-context-dev:arm64
+                  libboost-program-options-dev:arm64 libfmt-dev:arm64)
+  local missing=() p status
+  for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ "$status" == "install ok installed" ]] || missing+=("$p")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "bootstrap arm64: all ${#packages[@]} packages present"
+    return 0
+  fi
+  echo "bootstrap arm64: missing packages: ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "bootstrap arm64: not root; run this, then re-run your command:" >&2
+    echo "  sudo dpkg --add-architecture arm64 && sudo apt-get update &&" \
+         "sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    return 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  dpkg --add-architecture arm64
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  echo "bootstrap arm64: installed ${#missing[@]} packages"
+}
+if [[ ${1:-} == arm64 ]]; then
+  arm64_setup
+  exit
+fi
 
 packages=(
   # toolchains and build

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Sets up, builds and runs every test: the README's second command, and what CI runs.
 #
-#   scripts/test.sh                 all presets: release, clang, asan, tsan, handout, fuzz
+#   scripts/test.sh                 all presets: release, clang, asan, tsan, handout, fuzz, arm64, portable
 #   scripts/test.sh release tsan    only these presets
 #
 # Each preset is configured with -Werror (warnings are errors on GCC and Clang), built, and its
@@ -18,13 +18,18 @@
 # unused: nothing in a futures-only configuration looks for Boost.Context, which is the point.
 # "fuzz" builds the libFuzzer targets of the server core with Clang, ASan and UBSan, replays their
 # seed corpora and fuzzes each for 60 s (server/README.md, "Fuzzing").
+# "arm64" cross-compiles for Linux arm64 (cmake/toolchain-arm64.cmake) and runs the tests under
+# qemu-aarch64: every variant's unit tests, the conformance suites, the server's tests and e2e
+# suites, with stress loops scaled down as under the sanitizers; no bench, course or Relacy models
+# (docs/reliability.md, "Platforms"). "portable" builds the whole tree on the portable paths only
+# (-DPOOLS_PORTABLE=ON: no futex, epoll, eventfd; what macOS and the BSDs build) and runs its tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache (used by the build when installed) keys its cache on paths relative to this checkout,
 # so a fresh clone in another folder reuses what an earlier build compiled.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
-all_presets=(release clang asan tsan handout fuzz)
+all_presets=(release clang asan tsan handout fuzz arm64 portable)
 presets=("$@")
 [[ ${#presets[@]} -gt 0 ]] || presets=("${all_presets[@]}")
 for p in "${presets[@]}"; do
@@ -32,6 +37,8 @@ for p in "${presets[@]}"; do
 done
 
 scripts/bootstrap.sh
+# The arm64 cross toolchain, multiarch libraries and qemu-user: only when that preset runs.
+if [[ " ${presets[*]} " == *" arm64 "* ]]; then scripts/bootstrap.sh arm64; fi
 
 echo "== format check (.clang-format)"
 mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find common variants server bench -name '*.[ch]pp')

@@ -43,7 +43,7 @@
 //                   (its wait for submitters_ is not modelled: the model's
 //                   submitter is the destroying thread itself)
 //
-// The futex (futex_wait/futex_wake, src/futex.cpp) is replaced by what it guarantees: per worker a
+// The futex (pools/futex.hpp, common/src/futex_linux.cpp) is replaced by what it guarantees: per worker a
 // mutex and a condition variable that never wakes spuriously; futex_wait locks, sleeps only if the
 // word still holds the expected value, futex_wake locks and notifies. Like FUTEX_WAIT, the check
 // and the sleep are atomic with respect to the wake. The kernel's own memory barriers are left
@@ -163,7 +163,7 @@ struct pool {
     task2_ran($) = false;
   }
 
-  // futex_wait / futex_wake (src/futex.cpp), see the header comment.
+  // futex_wait / futex_wake (common/src/futex_linux.cpp), see the header comment.
   void futex_wait(worker& v, std::uint32_t expected) {
     guard g(v.futex_mutex);
     if (v.parked.load(std::memory_order_relaxed) == expected) v.futex_cv.wait(v.futex_mutex);

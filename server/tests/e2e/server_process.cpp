@@ -37,13 +37,21 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& o
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // In a cross build the server is a foreign executable: run it through the emulator ctest runs
+  // this test under (POOLS_TEST_EMULATOR, cmake/pools.cmake), e.g. "/usr/bin/qemu-aarch64 -L /".
+  std::vector<std::string> words;
+  if (const char* e = std::getenv("POOLS_TEST_EMULATOR"); e != nullptr) {
+    std::istringstream in(e);
+    for (std::string w; in >> w;) words.push_back(w);
+  }
+  words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : words) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(rc == 0, "cannot start ", args[0], ": ", std::strerror(rc));
+  REQUIRE_MESSAGE(rc == 0, "cannot start ", words[0], ": ", std::strerror(rc));
   return pid;
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The scheduler behind pools::coroutines::thread_pool: worker loop, stealing, parking, draining.
 // The protocol is summarised in thread_pool.hpp and drawn in the README ("Parking").
-#include <pools/coroutines/detail/futex.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/cpu_relax.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
+#include <pools/futex.hpp>
 #include <pools/trace.hpp>
 
 #include <algorithm>
@@ -310,7 +310,7 @@ thread_pool::park_result thread_pool::park(detail::worker& w, void*& out, bool l
       w.in_hook = false;
       break;
     }
-    detail::futex_wait(w.parked, 1, timeout);
+    pools::futex_wait(w.parked, 1, timeout);
   }
   POOLS_TRACE_PARK_END(this);
   // Our bit already cleared: a waker chose this worker, and it counts on it to search.
@@ -350,7 +350,7 @@ bool thread_pool::wake_one(std::size_t skip) noexcept {
         if (hook_ != nullptr)
           hook_->wake(v.index);
         else
-          detail::futex_wake(v.parked, 1);
+          pools::futex_wake(v.parked, 1);
         wakes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
         return true;
       }

@@ -4,9 +4,8 @@
 
 #include <pools/cpu_relax.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
+#include <pools/thread_name.hpp>
 #include <pools/unhandled_exception.hpp>
-
-#include <pthread.h>
 
 #include <chrono>
 #include <cstdio>
@@ -65,8 +64,7 @@ scheduler::scheduler(const pool_options& options)
   for (auto& w : workers_) {
     worker* raw = w.get();
     w->thread = std::thread([this, raw] { worker_main(*raw); });
-    const std::string name = "fibers-" + std::to_string(raw->index);
-    pthread_setname_np(w->thread.native_handle(), name.substr(0, 15).c_str());
+    pools::name_thread(w->thread, "fibers-" + std::to_string(raw->index));
   }
 }
 

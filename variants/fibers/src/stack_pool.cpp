@@ -21,6 +21,17 @@ constexpr std::size_t min_stack = 16 * 1024;
 constexpr std::size_t max_stack = std::size_t{1} << 30;
 constexpr std::size_t stacks_per_slab = 16;
 
+// MAP_NORESERVE: the kernel commits a page only when a fiber touches it, so a deep but unused
+// stack costs address space, not memory (and is not counted against overcommit). MAP_STACK: a
+// hint that this is a stack. Both are Linux's, not POSIX's (FreeBSD's MAP_STACK even means a
+// region that grows down): the portable build (POOLS_PORTABLE) maps plain anonymous memory, which
+// other systems commit lazily too.
+#if defined(__linux__) && !defined(POOLS_PORTABLE)
+constexpr int stack_map_flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK;
+#else
+constexpr int stack_map_flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#endif
+
 // Each guarded stack costs about two kernel VMAs (the guard splits the mapping). Leave three
 // quarters of the process's VMA limit to everything else (the heap, libraries, thread stacks,
 // sanitizer shadow), so guards never make an unrelated mmap fail.
@@ -69,10 +80,7 @@ void stack_pool::map_slab() {
   const bool guarded = guard_ && take_guard_budget(stacks_per_slab);
   const std::size_t stride = size_ + (guarded ? page_ : 0);
   const std::size_t bytes = stride * stacks_per_slab;
-  // MAP_NORESERVE: the kernel commits a page only when a fiber touches it, so a deep but unused
-  // stack costs address space, not memory (and is not counted against overcommit).
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, stack_map_flags, -1, 0);
   if (p == MAP_FAILED) {
     const int error = errno;
     if (guarded) give_guard_budget(stacks_per_slab);

@@ -54,7 +54,7 @@ bool run(fiber& f) {
                          [&f, &c = c](bctx::fiber&& home) {  // runs on the new stack
                            annotate::after_switch(c.self_stack, &c.home_stack);
                            c.home = std::move(home);
-                           f.body();          // never throws: spawn() wraps it in a packaged_task
+                           f.body();          // never throws: spawn() catches into the promise
                            f.body = nullptr;  // the task's captures die here, on the fiber, lock-free
                            annotate::before_switch(nullptr, c.home_stack);
                            return std::move(c.home);  // Boost switches there and frees this stack there
@@ -72,13 +72,14 @@ bool run(fiber& f) {
   return false;
 }
 
-void suspend(fiber& f) {
-  context& c = *f.ctx;
-  POOLS_TRACE_FIBER_SUSPEND(POOLS_TRACE_ID(&f));
+void suspend(fiber* f) {
+  if (f == nullptr) return;  // yield() on a plain thread
+  context& c = *f->ctx;
+  POOLS_TRACE_FIBER_SUSPEND(POOLS_TRACE_ID(f));
   annotate::before_switch(&c.self_stack, c.home_stack);
   c.home = std::move(c.home).resume();                  // to the worker loop; back when a worker runs f again
   annotate::after_switch(c.self_stack, &c.home_stack);  // learns that worker's stack: maybe another
-  POOLS_TRACE_FIBER_RESUME(POOLS_TRACE_ID(&f));
+  POOLS_TRACE_FIBER_RESUME(POOLS_TRACE_ID(f));
 }
 
 }  // namespace pools::fibers::textbook_detail

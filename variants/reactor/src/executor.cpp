@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <pools/reactor/executor.hpp>
+#include <pools/thread_name.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <string>
-
-#if defined(__linux__)
-#include <pthread.h>
-#endif
 
 namespace pools::reactor {
 
@@ -31,13 +28,6 @@ void run_reporting(boost::asio::io_context& ctx) noexcept {
       pools::report_unhandled_exception(std::current_exception());
     }
   }
-}
-
-void name_thread([[maybe_unused]] std::thread& t, [[maybe_unused]] std::size_t index) {
-#if defined(__linux__)
-  const std::string name = "reactor-" + std::to_string(index);  // at most 15 characters
-  pthread_setname_np(t.native_handle(), name.substr(0, 15).c_str());
-#endif
 }
 
 }  // namespace
@@ -66,7 +56,7 @@ executor::executor(std::size_t threads, reactor::strategy s) : strategy_(s), thr
 #else
       threads_.emplace_back([&ctx] { run_reporting(ctx); });
 #endif
-      name_thread(threads_.back(), i);
+      pools::name_thread(threads_.back(), "reactor-" + std::to_string(i));
     }
   } catch (...) {
     stop();  // a thread failed to start: drain and join the ones that did, then report it

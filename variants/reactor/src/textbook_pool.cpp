@@ -2,54 +2,39 @@
 // The textbook reactor, written out. Read textbook_pool.hpp first, then loop::run() below.
 //
 // One design rule makes the rest simple: every other thread talks to a loop through one door,
-// its queue of tasks (under a mutex, with an eventfd to wake the loop). Everything else a loop
-// has — its timers, its fd -> callback map, its stop flag — belongs to the loop's own thread and
-// needs no lock: post_after(), watch(), unwatch() and the destructor hand their change to the
-// loop as a task. (The epoll fd is the kernel's and thread-safe: epoll_ctl may come from any
-// thread, which is how watch() and unwatch() report a bad fd at once.)
+// its queue of tasks (under a mutex, with a wake() of its poller). Everything else a loop has —
+// its timers, its fd -> callback map, its stop flag — belongs to the loop's own thread and needs
+// no lock: post_after(), watch(), unwatch() and the destructor hand their change to the loop as a
+// task. (The poller's set of fds is thread-safe: add() and remove() may come from any thread,
+// which is how watch() and unwatch() report a bad fd at once.)
+// The poller (src/poller.hpp) is where the loop sleeps: epoll and an eventfd on Linux
+// (poller_epoll.cpp: read it with this file), poll() and a pipe in the portable build.
 // The POOLS_TRACE_* lines record the loop's events for --trace (pools/trace.hpp): a posted task
-// (post, task), a sleep in epoll_wait (park), an eventfd wake-up, an fd or timer callback (io
+// (post, task), a sleep in the poller (park), a wake-up, an fd or timer callback (io
 // completion). Each loop is its own "pool" there, as it has its own queue. Without
 // -DPOOLS_TRACE=ON they compile to nothing; read past them.
 #include <pools/reactor/textbook_pool.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
+
+#include "poller.hpp"
 
 namespace pools::reactor {
 
 namespace {
 
-// A system call failed if it returned -1; errno says why, the exception names the call.
-int checked(int result, const char* call) {
-  if (result < 0) throw std::system_error(errno, std::system_category(), call);
-  return result;
-}
-
-// An fd, closed by the destructor. (Copying it would close it twice; the loop holding it has a
-// mutex, so it is never copied.)
-struct owned_fd {
-  int value;
-  ~owned_fd() { ::close(value); }
-};
-
-// epoll_wait takes its timeout in whole milliseconds. Round the time left *up*: rounded down,
-// the loop would wake just before the deadline, find nothing due, and spin with timeout 0 until
-// it is. (Capped at INT_MAX ms, 24 days: the loop then simply waits again.)
+// The poller takes its timeout in whole milliseconds (as epoll_wait and poll do). Round the time
+// left *up*: rounded down, the loop would wake just before the deadline, find nothing due, and
+// spin with timeout 0 until it is. (Capped at INT_MAX ms, 24 days: the loop then simply waits again.)
 int timeout_until(textbook_pool::clock::time_point deadline) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - textbook_pool::clock::now());
   return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, INT_MAX));
@@ -60,13 +45,10 @@ int timeout_until(textbook_pool::clock::time_point deadline) {
 thread_local textbook_pool::loop* textbook_pool::current_ = nullptr;
 
 struct textbook_pool::loop {
-  // epoll: the kernel watches many fds at once and wakes this thread when one is ready.
-  owned_fd epoll{checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")};
-  // eventfd: a counter the kernel treats as an fd. A thread blocked in epoll_wait sleeps in the
-  // kernel, where no mutex or condition variable reaches it; but a write to this fd makes it
-  // readable, and epoll_wait returns. The count persists: a write made *before* the loop went to
-  // sleep still wakes it, so a wake-up is never lost.
-  owned_fd wake{checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")};
+  // The kernel watches this loop's fds and wakes the thread when one is ready, or when another
+  // thread calls poller.wake(): a thread asleep in the kernel is out of reach of any mutex or
+  // condition variable. A wake made *before* the loop went to sleep still wakes it: none is lost.
+  detail::poller poller;
 
   std::mutex m;             // guards the door: queue and exited
   std::vector<task> queue;  // posted, not yet run
@@ -81,9 +63,6 @@ struct textbook_pool::loop {
   std::thread thread;     // last: it starts once everything above exists
 
   explicit loop(std::size_t i) : index(i) {
-    // Level-triggered (no EPOLLET), like every fd here: readable until read() takes the count.
-    epoll_event ev{.events = EPOLLIN, .data = {.fd = wake.value}};
-    checked(::epoll_ctl(epoll.value, EPOLL_CTL_ADD, wake.value, &ev), "epoll_ctl");
     thread = std::thread([this] { run(); });
   }
 
@@ -99,7 +78,7 @@ struct textbook_pool::loop {
     POOLS_TRACE_POST(this, 0);
     lock.unlock();  // first, so the woken loop does not block on the lock we hold
     if (was_empty) POOLS_TRACE_WAKE(this, index);
-    if (was_empty) checked(::eventfd_write(wake.value, 1), "eventfd_write");  // count += 1
+    if (was_empty) poller.wake();
     return true;
   }
 
@@ -108,7 +87,7 @@ struct textbook_pool::loop {
     POOLS_TRACE_WORKER(this, "reactor textbook", static_cast<unsigned>(index));
     std::vector<task> batch;
     for (;;) {
-      // Sleep until an fd (or the eventfd) is ready, or until the earliest deadline; not at all
+      // Sleep until an fd is ready or a wake() comes, or until the earliest deadline; not at all
       // if tasks are waiting, or timers are due.
       int timeout = timers.empty() ? -1 : timeout_until(timers.begin()->first);
       {
@@ -117,22 +96,16 @@ struct textbook_pool::loop {
         exited = stopping && timeout != 0;  // drained: no task, no due timer (later ones: dropped)
         if (exited) return;
       }
-      // One ready fd per wake-up. (A busy server asks for dozens at once, to save system calls;
-      // but then a callback may unwatch and close an fd whose event is still in the batch, and
-      // the loop must learn to skip it. One at a time, an unwatched fd is never reported again.)
-      epoll_event ready{.events = 0, .data = {.fd = -1}};  // fd -1: timed out, nothing is ready
-      // EINTR: a signal handler ran on this thread, nothing is ready. Any other error is a bug
-      // (the exception leaves the thread: std::terminate).
+      // One ready fd per wake-up (fd -1: a wake(), or the time ran out). An error from the
+      // poller is a bug: the exception leaves the thread (std::terminate).
       if (timeout != 0) POOLS_TRACE_PARK_BEGIN(this);  // a real sleep (timeout 0 only polls)
-      const int n = ::epoll_wait(epoll.value, &ready, 1, timeout);
+      const detail::poller::ready ready = poller.wait(timeout);
       if (timeout != 0) POOLS_TRACE_PARK_END(this);
-      if (n < 0 && errno != EINTR) checked(n, "epoll_wait");
-      if (ready.data.fd == wake.value) {
-        eventfd_t count;  // only a wake-up: take the count (back to 0), so the fd is not ready
-        checked(::eventfd_read(wake.value, &count), "eventfd_read");
-      } else if (auto it = watched.find(ready.data.fd); it != watched.end()) {
+      // No callback yet (its task has not run) or none any more: skip; level triggering reports
+      // the fd again while it stays ready.
+      if (auto it = watched.find(ready.fd); it != watched.end()) {
         auto call = [&] { it->second(ready.events); };  // `it` stays valid: only tasks erase
-        POOLS_TRACE_IO_COMPLETION(ready.data.fd);
+        POOLS_TRACE_IO_COMPLETION(ready.fd);
         invoke_reporting(call);
       }
       // Due timers, earliest first. The wake-up may have come early (a task, an fd): now()
@@ -192,17 +165,16 @@ void textbook_pool::post_after(clock::duration delay, task f) {
   });
 }
 
-// epoll_ctl from this thread takes effect at once, even while fd's loop sleeps in epoll_wait.
+// poller.add() from this thread takes effect at once, even while fd's loop sleeps in the poller.
 // The callback follows as a task; should fd be ready before that task has run, the loop finds
 // no callback and skips the event, and level triggering reports it again on the next round.
 void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std::uint32_t)> callback) {
   loop& l = owner(fd);
-  epoll_event ev{.events = events, .data = {.fd = fd}};
-  checked(::epoll_ctl(l.epoll.value, EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
+  l.poller.add(fd, events);
   l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
 }
 
-// Lifetimes. Once epoll_ctl has removed fd, the kernel reports it no more; the callback itself
+// Lifetimes. Once the poller has removed fd, it reports it no more; the callback itself
 // is destroyed by a task on fd's loop, so never while it runs. On fd's own loop thread — in fd's
 // callback, the usual place: it has seen EOF — that is the end: the loop erases the callback in
 // the same round, before it waits again. From another thread it is not: the loop may be holding
@@ -212,7 +184,7 @@ void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std
 // closing this number leaves the file watched.
 void textbook_pool::unwatch(int fd) {
   loop& l = owner(fd);
-  checked(::epoll_ctl(l.epoll.value, EPOLL_CTL_DEL, fd, nullptr), "epoll_ctl");
+  l.poller.remove(fd);
   l.add([&l, fd] { l.watched.erase(fd); });
 }
 

@@ -19,10 +19,15 @@
 // wakes one. Only work(), the worker loop, touches a fiber that has run: it puts it back in the
 // queue or registers it as a joiner, always after the fiber has switched away (join() says why).
 //
-// RESULTS. spawn() wraps the function in a std::packaged_task, which stores its value or its
-// exception; the handle's std::future reads them. join() first waits — a fiber by suspending, a
-// plain thread by blocking in future::get() — then get() returns the value or rethrows the
-// exception. A handle dropped without join() discards both, like a std::future nobody reads.
+// RESULTS. spawn() runs the function into a std::promise (pools::promised_task), which stores
+// its value or its exception; the handle's std::future reads them. join() first waits — a fiber
+// by suspending, a plain thread by blocking in future::get() — then get() returns the value or
+// rethrows the exception. A handle dropped without join() discards both, like a std::future
+// nobody reads. Not a std::packaged_task: it runs the function INSIDE std::call_once, which keeps
+// thread_local state (libstdc++'s __once_callable) across the call. A fiber that suspends in there
+// may end on another thread; GCC on arm64 reads the thread pointer once per function, so
+// call_once then clears the FIRST thread's copy, maybe under a call_once that thread runs for
+// another fiber: a SIGSEGV (docs/reliability.md, "Platforms").
 // post() is a spawn nobody joins, of a function that hands any exception to
 // pools::report_unhandled_exception.
 //
@@ -36,13 +41,13 @@
 //  * join() every handle whose fiber uses the joiner's locals, as with std::thread.
 #pragma once
 
+#include <pools/submit.hpp>  // pools::promised_task; std::future, std::promise (<future>)
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
 #include <condition_variable>
 #include <deque>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -68,9 +73,8 @@ struct fiber {
 };
 
 bool run(fiber& f);      // on a worker: run f until it suspends (true) or ends (false)
-void suspend(fiber& f);  // on f: switch back to the worker loop that runs it
-// The fiber this thread runs, or nullptr. Read it once per join()/yield(), before the switch:
-// after it, the fiber may be on another thread, whose copy of this variable is another one.
+void suspend(fiber* f);  // on f: switch back to the worker loop that runs it (nullptr: no-op)
+// The fiber this thread runs, or nullptr: written by run(), read through textbook_pool::running().
 inline thread_local fiber* current = nullptr;
 
 }  // namespace textbook_detail
@@ -98,7 +102,7 @@ class textbook_pool {
     bool joinable() const noexcept { return result.valid(); }
     /// The fiber's result, or its exception rethrown (std::future_error when not joinable).
     R join() {
-      textbook_detail::fiber* self = textbook_detail::current;  // read BEFORE the switch
+      textbook_detail::fiber* self = running();  // read BEFORE the switch
       if (self != nullptr && fiber != nullptr && self->pool == fiber->pool) {
         // A fiber of this pool: say what we wait for, and switch away. We do NOT look at `fiber`
         // or register ourselves as its joiner here: it could end on another thread the moment
@@ -107,7 +111,7 @@ class textbook_pool {
         // registers are saved. No lock is needed to write `awaiting`: until we have switched
         // away, no other thread reads it.
         self->awaiting = fiber.get();
-        textbook_detail::suspend(*self);  // returns once `fiber` has ended, maybe on another thread
+        textbook_detail::suspend(self);  // returns once `fiber` has ended, maybe on another thread
       }
       return result.get();  // ready by now in a fiber; on a plain thread, blocks until it is
     }
@@ -116,9 +120,8 @@ class textbook_pool {
   /// Starts fn() as a new fiber.
   template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
   handle<R> spawn(F&& fn) {
-    std::packaged_task<R()> task(std::forward<F>(fn));
-    // Braced initialisers run left to right: the future is taken before the task moves away.
-    handle<R> h{task.get_future(),
+    auto [future, task] = promised_task(std::forward<F>(fn));  // (pools/submit.hpp)
+    handle<R> h{std::move(future),
                 std::shared_ptr<textbook_detail::fiber>(new textbook_detail::fiber{std::move(task), this})};
     std::lock_guard lock(mutex_);
     make_ready(h.fiber);
@@ -132,14 +135,21 @@ class textbook_pool {
   }
 
   /// In a fiber: go to the back of the run queue, behind every fiber ready now. Elsewhere: no-op.
-  static void yield() {
-    if (textbook_detail::fiber* self = textbook_detail::current) textbook_detail::suspend(*self);
-  }
+  static void yield() { textbook_detail::suspend(running()); }
 
   std::size_t concurrency() const noexcept { return workers_.size(); }
   static constexpr bool context_per_task = true;  // a fiber (a stack) per task: executor_traits
 
  private:
+  // The fiber this thread runs, or nullptr. Read it once per join()/yield(), before the switch:
+  // after it, the fiber may be on another thread, whose copy of the thread_local is another one.
+  // And read it through this call, never inlined: a compiler takes a thread_local's address as
+  // fixed for the whole function it is used in, so a loop of yield()s inlined into a fiber's
+  // function would, once the fiber has moved to another thread, read the FIRST thread's copy —
+  // another fiber, which it would then suspend from the wrong stack. (GCC on x86-64 re-reads the
+  // thread pointer at each access; on arm64 it reads it once: docs/reliability.md, "Platforms".)
+  [[gnu::noinline]] static textbook_detail::fiber* running() noexcept { return textbook_detail::current; }
+
   // With mutex_ held. One notify per ready fiber, so no fiber waits while a worker sleeps.
   void make_ready(std::shared_ptr<textbook_detail::fiber> f) {
     POOLS_TRACE_POST(this, POOLS_TRACE_ID(f.get()));

@@ -38,7 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__linux__)
+#if defined(__linux__) && !defined(POOLS_PORTABLE)  // the coarse clock is Linux's own
 #include <time.h>
 #else
 #include <chrono>
@@ -62,7 +62,7 @@ class post_cursor {
   /// reading of a stream may lie up to one tick *before* the last fine one: a negative gap,
   /// which ends nothing.
   std::int64_t now_ns() const noexcept {
-#if defined(__linux__)
+#if defined(__linux__) && !defined(POOLS_PORTABLE)  // the coarse clock is Linux's own
     timespec ts{};
     clock_gettime(in_stream() ? CLOCK_MONOTONIC_COARSE : CLOCK_MONOTONIC, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;

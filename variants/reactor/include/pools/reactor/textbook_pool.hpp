@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // pools/reactor/textbook_pool.hpp — an epoll reactor written out by hand: what io_context does
-// inside, small enough to read in one sitting (the walk-through is in README.md).
+// inside, small enough to read in one sitting (the walk-through is in README.md). The portable
+// build (POOLS_PORTABLE, and every system but Linux) sleeps in poll() instead (src/poller.hpp).
 //
 //   pools::reactor::textbook_pool pool(2);                       // 2 threads, one loop each
 //   pool.post([] { ... });                                       // run soon, on some loop
 //   pool.post_after(50ms, [] { ... });                           // run no earlier than 50 ms from now
-//   pool.watch(fd, EPOLLIN, [](std::uint32_t events) { ... });   // run whenever fd is readable
+//   pool.watch(fd, POLLIN, [](std::uint32_t events) { ... });    // run whenever fd is readable
 //   pool.unwatch(fd);                                            // ... and no longer
 //
 // The lesson is the inverted control flow: nobody here calls read() and waits. You tell the
@@ -34,13 +35,13 @@
 // do not keep the pool alive either; their callbacks are destroyed with it. The pool never
 // closes an fd: fds belong to the caller.
 //
-// Syscall failures throw std::system_error naming the call ("epoll_ctl", ...). Destroying the
+// Syscall failures throw std::system_error naming the call ("epoll_ctl", "poll watch", ...). Destroying the
 // pool from one of its own callbacks is undefined (it would wait for itself).
 #pragma once
 
 #include <pools/unique_function.hpp>
 
-#include <sys/epoll.h>  // EPOLLIN, EPOLLOUT, ... for watch()
+#include <poll.h>  // POLLIN, POLLOUT, ... for watch() (on Linux equal to EPOLLIN, EPOLLOUT, ...)
 
 #include <atomic>
 #include <chrono>
@@ -69,9 +70,9 @@ class textbook_pool {
   void post_after(clock::duration delay, task f);
 
   /// Calls callback(ready events) on fd's loop (fd mod concurrency()) whenever fd has one of
-  /// `events` (EPOLLIN, EPOLLOUT, ...): level-triggered, so it is called again and again while
+  /// `events` (POLLIN, POLLOUT, ...): level-triggered, so it is called again and again while
   /// the condition lasts. Calls for one fd never overlap. An fd already watched, or one epoll
-  /// cannot watch (a bad fd, a regular file), throws std::system_error("epoll_ctl").
+  /// cannot watch (a bad fd, a regular file), throws std::system_error (EEXIST, EBADF, EPERM).
   void watch(int fd, std::uint32_t events, unique_function<void(std::uint32_t)> callback);
 
   /// Stops the callbacks of fd. Called from fd's own callback (the usual case: it saw EOF) or
@@ -83,7 +84,7 @@ class textbook_pool {
   std::size_t concurrency() const noexcept { return loops_.size(); }
 
  private:
-  struct loop;  // src/textbook_pool.cpp: one epoll fd, one eventfd, one queue, one thread
+  struct loop;  // src/textbook_pool.cpp: one poller (epoll fd and eventfd), one queue, one thread
 
   textbook_pool() = default;  // the public constructor delegates to it (see the .cpp)
   loop& owner(int fd) const { return *loops_[static_cast<std::size_t>(fd) % loops_.size()]; }

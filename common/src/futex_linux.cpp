@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include <pools/coroutines/detail/futex.hpp>
+// The Linux futex behind pools/futex.hpp (the default build on Linux).
+#include <pools/futex.hpp>
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-namespace pools::coroutines::detail {
+namespace pools {
 
 namespace {
 // The kernel reads the word as a plain int; std::atomic<uint32_t> has that representation
@@ -34,4 +35,4 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
   (void)syscall(SYS_futex, address(word), FUTEX_WAKE_PRIVATE, count, nullptr, nullptr, 0);
 }
 
-}  // namespace pools::coroutines::detail
+}  // namespace pools
