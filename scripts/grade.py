@@ -136,6 +136,18 @@ def http(name, out):
     return (json.load(open(path)) if os.path.exists(path) else None), " ".join(cmd), p.returncode
 
 
+def code_lines(name):
+    """The pool's code lines as cloc counts them (no comments, no blank lines): the measure of the
+    textbook pools' 150-line budget (README), shown on the card, not graded."""
+    dirs = [d for d in (os.path.join("variants", name, "include"), os.path.join("variants", name, "src"))
+            if os.path.isdir(os.path.join(ROOT, d))]
+    p = subprocess.run(["cloc", "--json", "--quiet", *dirs], cwd=ROOT, capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout)["SUM"]["code"]
+    except (ValueError, KeyError):
+        return None
+
+
 MEASURE = {"fib": ("median_ns", "tbb"), "skynet": ("median_ns", "tbb"),
            "submit": ("ns_per_task", "asio_pool"), "wakeup": ("p50_ns", "asio_pool")}
 
@@ -210,6 +222,7 @@ def main():
              and all(all(r.get(k, {}).get("passed") for k in BUILDS) for r in card["conformance"].values())
              and all(t is None or t["passed"] for t in card["tests"].values()))
     card["conformance_clean"] = bool(clean)
+    card["code_lines"] = code_lines(name)
 
     bench_rows, http_rows = [], []
     if not args.no_bench and card["builds"]["release"]["built"]:
@@ -234,6 +247,8 @@ def main():
           f"**{'PASS' if clean else 'FAIL'}**: conformance {'clean' if clean else 'not clean'} under release, "
           f"asan (ASan+UBSan) and tsan. Graded in {card['seconds']} s "
           f"({', '.join(f'{k} {v} s' for k, v in phases.items())}).", "",
+          f"Size: {card['code_lines']} code lines (cloc, comments and blank lines not counted; the textbook "
+          "pools' budget is 150).", "",
           "## Conformance, one contract rule at a time", "",
           "| rule | release | asan | tsan |", "|---|---|---|---|"]
     for rule, by_kind in card["conformance"].items():
