@@ -27,7 +27,7 @@ shift
 http=1
 for arg in "$@"; do
   case $arg in
-    --no-http | --no-bench) http=0 ;;
+    --no-http | --no-bench | --class) http=0 ;;
     *) ;;  # the grader's other options are not about needs
   esac
 done

@@ -17,6 +17,11 @@
 # An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool)
 # is graded by scripts/grade.sh NAME, the pool's report card; this script passes NAME on.
 #
+# A build folder that is not configured yet is configured with the preset, plus the words of the
+# environment variable GRADE_CONFIGURE_ARGS (scripts/grade-class.sh configures only the variants the
+# exercise links: -DPOOLS_VARIANTS=... -DPOOLS_BUILD_BENCH=OFF). POOLS_BUILD_JOBS: build jobs
+# (default: nproc).
+#
 # Before building, scripts/course-needs.sh checks what this exercise needs (no root needed): a
 # missing tool or library is named with its Debian package, and the grader stops (exit 1).
 #
@@ -118,7 +123,8 @@ PY
 scripts/course-needs.sh "$id" || exit 1
 echo "[grade-exercise] $id: building $target in $build_dir/ (preset $preset)" >&2
 if [[ ! -f $build_dir/CMakeCache.txt ]]; then
-  cmake --preset "$preset" -B "$build_dir" >"$out/build.log" 2>&1 ||
+  # shellcheck disable=SC2086  # GRADE_CONFIGURE_ARGS: words to add (scripts/grade-class.sh's)
+  cmake --preset "$preset" -B "$build_dir" ${GRADE_CONFIGURE_ARGS:-} >"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log" | tee "$out/output.txt"; echo "configure failed (cmake --preset $preset)" >>"$out/output.txt"; verdict FAIL 1; }
 fi
 if ! cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
@@ -126,7 +132,8 @@ if ! cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(npr
     echo "  FAIL  this configuration does not build $target (configured with -DPOOLS_VARIANTS that leaves out a library it needs?)" |
       tee "$out/output.txt"
   else
-    { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile (the whole log: $out/build.log)"; } |
+    first=$(grep -m1 -E "error" "$out/build.log" | sed -E 's|^.*/course/exercises/|course/exercises/|' | cut -c1-200)
+    { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile: $first (the whole log: $out/build.log)"; } |
       tee "$out/output.txt"
   fi
   verdict FAIL 1
@@ -137,6 +144,9 @@ timeout --kill-after=10 "$timeout_s" "$exe" 2>&1 | tee "$out/output.txt"
 rc=${PIPESTATUS[0]}
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
   echo "  FAIL  the check did not finish within $timeout_s s (a hang it could not bound) and was stopped" |
+    tee -a "$out/output.txt"
+elif [[ $rc -gt 128 ]]; then
+  echo "  FAIL  the check crashed: killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null || echo ?)) in your code; the lines above say where it got to" |
     tee -a "$out/output.txt"
 fi
 [[ $rc -eq 0 ]] && verdict PASS 0

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Grades one pool and prints its report card (the course's grader; docs/course/).
 #
-#   scripts/grade.sh NAME [--out DIR] [--no-bench] [--no-http] [--timeout S]
+#   scripts/grade.sh NAME [--out DIR] [--no-bench] [--no-http] [--timeout S] [--class]
 #
 # Builds variants/NAME under release, asan and tsan; runs its conformance suite one contract rule
 # at a time and names each rule that fails; runs a short bench and HTTP run beside the textbook
