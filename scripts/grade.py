@@ -204,7 +204,7 @@ def main():
         return 2
     out = args.out or os.path.join(ROOT, "grade", name)
     os.makedirs(out, exist_ok=True)
-    jobs = os.cpu_count() or 2
+    jobs = int(os.environ.get("POOLS_BUILD_JOBS") or os.cpu_count() or 2)  # grade-class.sh: 1 per student
     started = time.monotonic()
     card = {"variant": name, "builds": {}, "conformance": {}, "tests": {}}
 

@@ -106,7 +106,8 @@ std::size_t thread_count() {
 // Returns "" when fib_continuation(n) is continuations all the way down, else what it did instead.
 std::string fix2_step_by_step(int n) {
   exercise::blocking_pool pool(0);
-  const std::uint64_t expected_tasks = 2 * static_cast<std::uint64_t>(fib_reference(n + 1)) - 2;  // calls - root
+  const std::uint64_t expected_tasks =
+      2 * static_cast<std::uint64_t>(fib_reference(n + 1)) - 2;  // calls - root
   const std::string what = "fib_continuation(" + std::to_string(n) + ") on a pool with no thread";
   course::deadline limit(what, 20s,
                          "a task waited: on a pool with no thread nothing else can run what it waits for, so "
@@ -122,7 +123,8 @@ std::string fix2_step_by_step(int n) {
     ran_before_done = ran;
     queued_at_done = pool.queued();
   });
-  if (calls != 0) return what + ": done was called before any task ran (the answer was computed by the caller)";
+  if (calls != 0)
+    return what + ": done was called before any task ran (the answer was computed by the caller)";
   if (pool.posted() != 2) {
     return what + ": the call posted " + std::to_string(pool.posted()) +
            " task(s); it must post exactly its two children and return";
@@ -236,9 +238,10 @@ int main() {
     for (int n : {2, 10, 15}) {
       if (why = fix2_step_by_step(n); !why.empty()) break;
     }
-    report.require(why.empty(), why.empty() ? "fix 2 on a pool with no thread (the check runs each task): two "
-                                              "children posted per call, done from the last task, no wait"
-                                            : why);
+    report.require(why.empty(), why.empty()
+                                    ? "fix 2 on a pool with no thread (the check runs each task): two "
+                                      "children posted per call, done from the last task, no wait"
+                                    : why);
   }
 
   const int status = report.finish();
