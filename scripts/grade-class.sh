@@ -68,17 +68,13 @@ out=$(cd "$out" && pwd)
 
 "$root/scripts/course-needs.sh" "$id" --class || exit 1
 
-# The files a student hands in, and how the copy is configured.
+# How the copy is configured: only the variant the exercise links (scripts/grade-exercise.sh).
 exercise_dir=$root/course/exercises/$id
 if [[ -f $exercise_dir/CMakeLists.txt ]]; then
-  cmake_text=$(tr '\n' ' ' <"$exercise_dir/CMakeLists.txt")
-  read -ra files <<<"$(grep -oE 'FILES[[:space:]]+[^)]*' <<<"$cmake_text" | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
   variants=futures  # the smallest variant: the configuration needs one
-  grep -q 'pools::fibers' <<<"$cmake_text" && variants=fibers
-  grep -q 'pools::reactor' <<<"$cmake_text" && variants=reactor
+  grep -q 'pools::fibers' "$exercise_dir/CMakeLists.txt" && variants=fibers
+  grep -q 'pools::reactor' "$exercise_dir/CMakeLists.txt" && variants=reactor
   export GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=$variants -DPOOLS_BUILD_BENCH=OFF"
-else
-  files=(pool.hpp)
 fi
 
 # Logins -> names (file comment). Sorted logins, so collisions number the same way every run.
@@ -108,33 +104,12 @@ rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/course/instructor 
 
 # Grades one student in a copy of their own; writes OUT/<name>/result.json. Runs in a subshell.
 grade_one() {
-  local login=$1 name=$2 sub=$subs/$1 dest=$out/$2 copy=$out/.work/$2 t0=$SECONDS rc f
+  local login=$1 name=$2 sub=$subs/$1 dest=$out/$2 copy=$out/.work/$2 t0=$SECONDS rc
   rm -rf "$dest" "$copy"
   mkdir -p "$dest" "$out/.work"
   cp -a "$tree" "$copy"
   export CCACHE_BASEDIR=$copy CCACHE_NOHASHDIR=1 POOLS_BUILD_JOBS=1
-  local missing=()
-  if [[ $id == 01-first-pool ]]; then
-    # Their pool.hpp, anywhere in the folder (pool.hpp, include/pools/X/pool.hpp, variants/X/...).
-    local hpp test theirs
-    hpp=$(find "$sub" -name pool.hpp -type f | LC_ALL=C sort | head -1)
-    if [[ -z $hpp ]]; then
-      missing+=(pool.hpp)
-    else
-      theirs=$(grep -oE 'namespace pools::[a-z][a-z0-9_]*' "$hpp" | head -1 | sed 's/.*:://')
-      (cd "$copy" && scripts/new-pool.sh "$name" >/dev/null)
-      rename() { if [[ -n $theirs ]]; then sed -E "s/\bpools::$theirs\b/pools::$name/g; s|pools/$theirs/|pools/$name/|g" "$1"; else cat "$1"; fi; }
-      rename "$hpp" >"$copy/variants/$name/include/pools/$name/pool.hpp"
-      test=$(find "$sub" -path '*tests/pool_test.cpp' -type f | head -1)
-      [[ -z $test ]] || rename "$test" >"$copy/variants/$name/tests/pool_test.cpp"
-    fi
-  else
-    for f in "${files[@]}"; do
-      if [[ -f $sub/$f ]]; then cp "$sub/$f" "$copy/course/exercises/$id/$f"; else missing+=("$f"); fi
-    done
-  fi
-  if [[ ${#missing[@]} -gt 0 ]]; then
-    printf '  FAIL  not handed in: %s\n' "${missing[@]}" >"$dest/output.txt"
+  if ! "$root/scripts/place-submission.sh" "$id" "$sub" "$copy" "$name" >"$dest/output.txt" 2>&1; then
     rc=1
   elif [[ $id == 01-first-pool ]]; then
     (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade.sh "$name" --class --out "$dest") >"$dest/output.txt" 2>&1

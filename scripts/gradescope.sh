@@ -6,7 +6,8 @@
 #
 # The zip holds, at its top (Gradescope unzips it into /autograder/source/):
 #   setup.sh         run once when the image is built, as root: installs the Debian packages
-#                    through scripts/bootstrap.sh, configures the tree and builds the exercise once
+#                    through scripts/bootstrap.sh (when scripts/course-needs.sh finds one missing),
+#                    configures the tree and builds the exercise once
 #                    (so a student's grading compiles their file only)
 #   run_autograder   run per submission: copies the student's files from /autograder/submission/
 #                    into place, grades them with the students' own grader, and writes
@@ -49,8 +50,13 @@ set -euo pipefail
 ag=${AUTOGRADER_ROOT:-/autograder}
 cd "$ag/source/tree"
 id=$(cat "$ag/source/exercise")
-scripts/bootstrap.sh
-scripts/course-needs.sh "$id" --class
+cp -a "course/exercises/$id" "$ag/source/start-files"  # run_autograder restores it before each submission
+# Gradescope's image starts bare: what the exercise needs is missing, and bootstrap.sh (as root)
+# installs it. Where everything is present already (CI), nothing is installed.
+if ! scripts/course-needs.sh "$id" --class 2>/dev/null; then
+  scripts/bootstrap.sh
+  scripts/course-needs.sh "$id" --class
+fi
 # Build the exercise once, so that grading a submission compiles the student's files only.
 if [[ $id == 01-first-pool ]]; then
   scripts/new-pool.sh warmup >/dev/null
@@ -78,32 +84,14 @@ rm -rf "$grade"
 mkdir -p "$grade"
 cd "$tree" || exit 1
 export CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
-# A file of the upload, by name, wherever the student put it (the top, or a folder).
-find_file() { find "$sub" -name "$1" -type f | LC_ALL=C sort | head -1; }
-if [[ $id == 01-first-pool ]]; then
-  rm -rf variants/student
-  scripts/new-pool.sh student >/dev/null
-  hpp=$(find_file pool.hpp)
-  if [[ -n $hpp ]]; then
-    # The student's pool lives in pools::<their name>; here it is pools::student.
-    theirs=$(grep -oE 'namespace pools::[a-z][a-z0-9_]*' "$hpp" | head -1 | sed 's/.*:://')
-    if [[ -n $theirs ]]; then
-      sed -E "s/\bpools::$theirs\b/pools::student/g; s|pools/$theirs/|pools/student/|g" "$hpp" >variants/student/include/pools/student/pool.hpp
-    else
-      cp "$hpp" variants/student/include/pools/student/pool.hpp
-    fi
-  fi
+# The starting point back (setup.sh kept it), then the student's files over it, found by name.
+rm -rf variants/student "course/exercises/$id"
+cp -a "$ag/source/start-files" "course/exercises/$id"
+if ! scripts/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&1; then
+  echo '{"passed": false, "failures": []}' >"$grade/report.json"
+elif [[ $id == 01-first-pool ]]; then
   timeout 1800 scripts/grade.sh student --class --out "$grade" >"$grade/output.txt" 2>&1
 else
-  cmake_text=$(tr '\n' ' ' <"course/exercises/$id/CMakeLists.txt")
-  read -ra files <<<"$(grep -oE 'FILES[[:space:]]+[^)]*' <<<"$cmake_text" | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
-  git_start=$ag/source/start
-  mkdir -p "$git_start"
-  for f in "${files[@]}"; do
-    [[ -f $git_start/$f ]] || cp "course/exercises/$id/$f" "$git_start/$f"  # the starting point, kept once
-    src=$(find_file "$f")
-    if [[ -n $src ]]; then cp "$src" "course/exercises/$id/$f"; else cp "$git_start/$f" "course/exercises/$id/$f"; fi
-  done
   timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" >/dev/null 2>&1
 fi
 python3 scripts/gradescope_results.py "$id" "$grade" "$out/results.json"
