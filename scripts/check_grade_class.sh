@@ -48,7 +48,7 @@ sed 's|^    done(n);$|    return;|' "$solution" >"$s/while/nested_wait.hpp"
 grep -q "std::abort" "$s/class/nested_wait.hpp" || fail "the crash was not written in"
 
 export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1
-"$src/scripts/grade-class.sh" 02-nested-wait "$s" "$work/out" -j 2 --timeout 300 || fail "grade-class.sh failed"
+"$src/scripts/grade-class.sh" 02-nested-wait "$s" "$work/out" -j 2 --timeout 900 || fail "grade-class.sh failed"
 csv=$work/out/results.csv
 cat "$csv"
 row() { grep -E "^$1," "$csv" || fail "no row for $1 in results.csv"; }
