@@ -48,7 +48,7 @@ instructor_only=(course/solutions course/cheats course/instructor docs/course/in
 # The pages that link the instructor's page: the link goes, the rest of the line stays true.
 sed -i '/^Instructors: \[instructor.md\]/d' "$out/docs/course/README.md"
 sed -i '/^The instructor.s side (hand-out, class grading, Gradescope, rubrics) is \[instructor.md\]/d' "$out/docs/course/syllabus.md"
-sed -i 's| (the \[instructor page\](docs/course/instructor.md) says how)||' "$out/README.md"
+sed -i 's|^(the \[instructor page\](docs/course/instructor.md) says how);$|(the instructor material is not in this copy);|' "$out/README.md"
 sed -i 's|\[course/instructor.md\](course/instructor.md) for instructors|the instructor material is not in this copy|' "$out/docs/README.md"
 
 # Nothing of the removed material may be left in the copy.
