@@ -15,7 +15,12 @@
 #   exercise_<id>_start_fails    the check must FAIL on the starting point, printing EXPECT_FAILURE
 #                                (the readable reason a student sees), within the timeout
 #   exercise_<id>_solution       the check must pass on the reference solution
-# So CI proves every exercise gradable: the grader tells the starting point from a solution.
+#   exercise_<id>_cheat_<name>   one per folder course/cheats/<id>/<name>/ (instructor-only, like the
+#                                solutions): the check built on that plausible cheat (a counter that
+#                                lies, a fix that still blocks) must FAIL, printing the regex in the
+#                                folder's EXPECT file
+# So CI proves every exercise gradable: the grader tells the starting point from a solution, and
+# cannot be talked into a pass by a cheat.
 #
 # pools_add_exercise(<id> CHECK <sources> FILES <student files> EXPECT_FAILURE <regex>
 #                    [LINK <targets>] [SANITIZER address|thread] [TIMEOUT s] [RELACY])
@@ -92,6 +97,17 @@ function(pools_add_exercise id)
     return()
   endif()
   _pools_exercise_program(exercise_${id}_solution ${solution_dir})
+  file(GLOB cheat_dirs LIST_DIRECTORIES true ${POOLS_ROOT}/course/cheats/${id}/*)
+  set(cheats "")
+  foreach(cheat_dir IN LISTS cheat_dirs)
+    if(IS_DIRECTORY ${cheat_dir} AND EXISTS ${cheat_dir}/EXPECT)
+      get_filename_component(cheat ${cheat_dir} NAME)
+      _pools_exercise_program(exercise_${id}_cheat_${cheat} ${cheat_dir})
+      file(STRINGS ${cheat_dir}/EXPECT expect LIMIT_COUNT 1)
+      list(APPEND cheats ${cheat})
+      set(cheat_expect_${cheat} "${expect}")
+    endif()
+  endforeach()
 
   if(arg_SANITIZER)
     if(NOT POOLS_SANITIZER STREQUAL arg_SANITIZER)
@@ -107,4 +123,11 @@ function(pools_add_exercise id)
   add_test(NAME exercise_${id}_solution COMMAND exercise_${id}_solution)
   set_tests_properties(exercise_${id}_start_fails exercise_${id}_solution PROPERTIES
                        TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")
+  foreach(cheat IN LISTS cheats)
+    add_test(NAME exercise_${id}_cheat_${cheat}
+             COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${cheat_expect_${cheat}}"
+                     $<TARGET_FILE:exercise_${id}_cheat_${cheat}>)
+    set_tests_properties(exercise_${id}_cheat_${cheat} PROPERTIES
+                         TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")
+  endforeach()
 endfunction()

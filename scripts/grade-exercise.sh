@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Grades one exercise of the course pack (docs/course/README.md): the student's command.
 #
-#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR]
+#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR]
 #   scripts/grade-exercise.sh 01-first-pool NAME [grade.sh options]
 #
 # ID is a folder under course/exercises/. Its CMakeLists.txt (pools_add_exercise, cmake/course.cmake)
@@ -12,13 +12,21 @@
 # call says SANITIZER address / thread; --preset overrides it (e.g. --preset tsan, to run your
 # code under ThreadSanitizer too), --build-dir the folder (default: the preset's, build/ for
 # release). The output and grade/ID/report.json (verdict, failed requirements, command, seconds)
-# are kept in grade/ID/, for an instructor collecting a class's results.
+# are kept in grade/ID/ (--out: another folder), for an instructor collecting a class's results.
 #
 # An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool)
 # is graded by scripts/grade.sh NAME, the pool's report card; this script passes NAME on.
 #
-# Exit 0 only on PASS; 1 on FAIL (a failed requirement, a build error, a timeout); 2 for a bad
-# argument (an unknown ID: the known ones are listed).
+# A build folder that is not configured yet is configured with the preset, plus the words of the
+# environment variable GRADE_CONFIGURE_ARGS (scripts/grade-class.sh configures only the variants the
+# exercise links: -DPOOLS_VARIANTS=... -DPOOLS_BUILD_BENCH=OFF). POOLS_BUILD_JOBS: build jobs
+# (default: nproc).
+#
+# Before building, scripts/course-needs.sh checks what this exercise needs (no root needed): a
+# missing tool or library is named with its Debian package, and the grader stops (exit 1).
+#
+# Exit 0 only on PASS; 1 on FAIL (a failed requirement, a build error, a timeout, a missing
+# package); 2 for a bad argument (an unknown ID: the known ones are listed).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
@@ -31,7 +39,7 @@ known() {
   done
 }
 usage() {
-  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR]" >&2
+  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR]" >&2
   echo "       scripts/grade-exercise.sh 01-first-pool NAME    (the pool made by scripts/new-pool.sh NAME)" >&2
   echo "known exercises: $(known)" >&2
   exit 2
@@ -53,10 +61,12 @@ fi
 
 preset=
 build_dir=
+out=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --preset) [[ $# -ge 2 ]] || usage; preset=$2; shift 2 ;;
     --build-dir) [[ $# -ge 2 ]] || usage; build_dir=$2; shift 2 ;;
+    --out) [[ $# -ge 2 ]] || usage; out=$2; shift 2 ;;
     *) bad "unknown option '$1'" ;;
   esac
 done
@@ -85,8 +95,8 @@ case $preset in
   tsan) export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/cmake/tsan.supp" ;;
 esac
 
-out=grade/$id
-mkdir -p "$out"
+out=${out:-grade/$id}
+mkdir -p "$out" || bad "cannot create the output folder '$out'"
 started=$SECONDS
 target=exercise_$id
 exe=$build_dir/course/exercises/$id/$target
@@ -109,18 +119,21 @@ PY
   exit 1
 }
 
+# What this exercise needs, checked without root: one line per missing thing, with its package.
+scripts/course-needs.sh "$id" || exit 1
 echo "[grade-exercise] $id: building $target in $build_dir/ (preset $preset)" >&2
 if [[ ! -f $build_dir/CMakeCache.txt ]]; then
-  scripts/bootstrap.sh >/dev/null || exit 1
-  cmake --preset "$preset" -B "$build_dir" >"$out/build.log" 2>&1 ||
+  # shellcheck disable=SC2086  # GRADE_CONFIGURE_ARGS: words to add (scripts/grade-class.sh's)
+  cmake --preset "$preset" -B "$build_dir" ${GRADE_CONFIGURE_ARGS:-} >"$out/build.log" 2>&1 ||
     { tail -30 "$out/build.log" | tee "$out/output.txt"; echo "configure failed (cmake --preset $preset)" >>"$out/output.txt"; verdict FAIL 1; }
 fi
-if ! cmake --build "$build_dir" --target "$target" -j "$(nproc)" >"$out/build.log" 2>&1; then
+if ! cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
   if grep -q "unknown target '$target'" "$out/build.log"; then
     echo "  FAIL  this configuration does not build $target (configured with -DPOOLS_VARIANTS that leaves out a library it needs?)" |
       tee "$out/output.txt"
   else
-    { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile (the whole log: $out/build.log)"; } |
+    first=$(grep -m1 -E "error" "$out/build.log" | sed -E 's|^.*/course/exercises/|course/exercises/|' | cut -c1-200)
+    { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile: $first (the whole log: $out/build.log)"; } |
       tee "$out/output.txt"
   fi
   verdict FAIL 1
@@ -131,6 +144,9 @@ timeout --kill-after=10 "$timeout_s" "$exe" 2>&1 | tee "$out/output.txt"
 rc=${PIPESTATUS[0]}
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
   echo "  FAIL  the check did not finish within $timeout_s s (a hang it could not bound) and was stopped" |
+    tee -a "$out/output.txt"
+elif [[ $rc -gt 128 ]]; then
+  echo "  FAIL  the check crashed: killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null || echo ?)) in your code; the lines above say where it got to" |
     tee -a "$out/output.txt"
 fi
 [[ $rc -eq 0 ]] && verdict PASS 0

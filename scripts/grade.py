@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Grades one pool: the report card of a course assignment (scripts/grade.sh is the command).
 
-  scripts/grade.sh NAME [--out DIR] [--no-bench] [--no-http] [--timeout S]
+  scripts/grade.sh NAME [--out DIR] [--no-bench] [--no-http] [--timeout S] [--class]
 
 1. Builds the variant under release, asan (ASan + UBSan) and tsan. The sanitizer builds configure
    only NAME (-DPOOLS_VARIANTS=NAME, in build-grade-asan/ and build-grade-tsan/); the release build
@@ -16,6 +16,11 @@
    pools' servers and nginx (bench/http/run.py: /plaintext and /sleep, 3 s each).
 4. Writes the report card to DIR (default grade/NAME/): report.md (one page) and report.json,
    and prints report.md.
+
+--class grades what the verdict depends on and nothing else, for a class of students
+(scripts/grade-class.sh): step 1 builds only NAME in all three builds (the release build too goes
+to its own folder, build-grade-release/, configured with -DPOOLS_VARIANTS=NAME and no bench), and
+steps 3 (bench, HTTP) are left out. The verdict is the same; the card has no comparison rows.
 
 Exit status: 0 only when every conformance rule and the variant's tests pass in all three builds
 (clean under both sanitizers); 1 otherwise; 2 for a bad argument (unknown variant).
@@ -57,11 +62,12 @@ def run(cmd, **kw):
 def build(name, kind, jobs):
     preset, folder, flags, _ = BUILDS[kind]
     cfg = ["cmake", "--preset", preset, "-B", folder, "-DPOOLS_WERROR=ON"] + flags
-    if kind != "release":
+    only_name = kind != "release" or folder != "build"  # --class: the release build too
+    if only_name:
         cfg.append(f"-DPOOLS_VARIANTS={name}")
     p = run(cfg, capture_output=True, text=True)
     if p.returncode == 0:
-        targets = [] if kind == "release" else ["--target", f"conformance_{name}"] + (
+        targets = [] if not only_name else ["--target", f"conformance_{name}"] + (
             [f"tests_{name}"] if os.path.isdir(os.path.join(ROOT, "variants", name, "tests")) else [])
         p = run(["cmake", "--build", folder, "-j", str(jobs)] + targets, capture_output=True, text=True)
     return p.returncode == 0, (p.stdout + p.stderr)[-3000:]
@@ -136,6 +142,18 @@ def http(name, out):
     return (json.load(open(path)) if os.path.exists(path) else None), " ".join(cmd), p.returncode
 
 
+def code_lines(name):
+    """The pool's code lines as cloc counts them (no comments, no blank lines): the measure of the
+    textbook pools' 150-line budget (README), shown on the card, not graded."""
+    dirs = [d for d in (os.path.join("variants", name, "include"), os.path.join("variants", name, "src"))
+            if os.path.isdir(os.path.join(ROOT, d))]
+    p = subprocess.run(["cloc", "--json", "--quiet", *dirs], cwd=ROOT, capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout)["SUM"]["code"]
+    except (ValueError, KeyError):
+        return None
+
+
 MEASURE = {"fib": ("median_ns", "tbb"), "skynet": ("median_ns", "tbb"),
            "submit": ("ns_per_task", "asio_pool"), "wakeup": ("p50_ns", "asio_pool")}
 
@@ -172,7 +190,12 @@ def main():
     ap.add_argument("--no-bench", action="store_true", help="skip the bench (conformance only)")
     ap.add_argument("--no-http", action="store_true", help="skip the HTTP run")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per conformance rule (release; x3 sanitized)")
+    ap.add_argument("--class", dest="class_mode", action="store_true",
+                    help="conformance in the three builds of NAME alone; no bench, no HTTP (grade-class.sh)")
     args = ap.parse_args()
+    if args.class_mode:
+        args.no_bench = args.no_http = True
+        BUILDS["release"] = ("release", "build-grade-release", ["-DPOOLS_BUILD_BENCH=OFF"], BUILDS["release"][3])
     name = args.name
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or not os.path.exists(os.path.join(ROOT, "variants", name, "CMakeLists.txt")):
         known = sorted(d for d in os.listdir(os.path.join(ROOT, "variants"))
@@ -181,7 +204,7 @@ def main():
         return 2
     out = args.out or os.path.join(ROOT, "grade", name)
     os.makedirs(out, exist_ok=True)
-    jobs = os.cpu_count() or 2
+    jobs = int(os.environ.get("POOLS_BUILD_JOBS") or os.cpu_count() or 2)  # grade-class.sh: 1 per student
     started = time.monotonic()
     card = {"variant": name, "builds": {}, "conformance": {}, "tests": {}}
 
@@ -210,6 +233,7 @@ def main():
              and all(all(r.get(k, {}).get("passed") for k in BUILDS) for r in card["conformance"].values())
              and all(t is None or t["passed"] for t in card["tests"].values()))
     card["conformance_clean"] = bool(clean)
+    card["code_lines"] = code_lines(name)
 
     bench_rows, http_rows = [], []
     if not args.no_bench and card["builds"]["release"]["built"]:
@@ -234,6 +258,8 @@ def main():
           f"**{'PASS' if clean else 'FAIL'}**: conformance {'clean' if clean else 'not clean'} under release, "
           f"asan (ASan+UBSan) and tsan. Graded in {card['seconds']} s "
           f"({', '.join(f'{k} {v} s' for k, v in phases.items())}).", "",
+          f"Size: {card['code_lines']} code lines (cloc, comments and blank lines not counted; the textbook "
+          "pools' budget is 150).", "",
           "## Conformance, one contract rule at a time", "",
           "| rule | release | asan | tsan |", "|---|---|---|---|"]
     for rule, by_kind in card["conformance"].items():

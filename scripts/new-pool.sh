@@ -3,6 +3,7 @@
 # Starts a new pool from the scaffold: the first step of a course assignment (docs/course/).
 #
 #   scripts/new-pool.sh NAME
+#   scripts/new-pool.sh --check NAME    only says whether NAME would be accepted (exit 0 or 2)
 #
 # Creates variants/NAME/ with the sibling variants' shape: CMakeLists.txt (the one
 # pools_add_variant call), include/pools/NAME/pool.hpp (pools::NAME::pool, whose post() and
@@ -21,6 +22,8 @@ templates=$root/scripts/templates/new-pool
 usage() { echo "usage: scripts/new-pool.sh NAME   (e.g. scripts/new-pool.sh mypool)" >&2; exit 2; }
 refuse() { echo "new-pool.sh: $1" >&2; exit 2; }
 
+check_only=0
+if [[ $# -eq 2 && $1 == --check ]]; then check_only=1; shift; fi
 [[ $# -eq 1 ]] || usage
 name=$1
 [[ $name =~ ^[a-z][a-z0-9_]*$ ]] ||
@@ -38,6 +41,7 @@ reserved=" alignas alignof and asm auto bitand bitor bool break case catch char 
 [[ " ${reserved//$'\n'/ } " != *" $name "* ]] || refuse "'$name' is reserved (a C++ keyword or a name the build uses); pick another"
 dir=$root/variants/$name
 [[ ! -e $dir ]] || refuse "variants/$name already exists; pick another name or remove that folder first"
+[[ $check_only -eq 0 ]] || exit 0
 
 fill() { sed "s/@NAME@/$name/g" "$templates/$1" > "$2"; }
 mkdir -p "$dir/include/pools/$name" "$dir/tests"

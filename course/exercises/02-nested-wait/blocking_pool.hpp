@@ -6,10 +6,13 @@
 // condition variable: the shape of variants/futures/include/pools/futures/textbook_pool.hpp. A
 // task that blocks (future::get) blocks its worker thread; no other thread takes its place.
 //
-// Two things beyond the textbook pool:
+// Three things beyond the textbook pool:
 //  - try_run_one(): any thread may run one queued task itself. A task that must wait can use it
 //    to do useful work instead of blocking (fix 1 of the exercise).
 //  - counters the check reads to tell a deadlock from slow progress, and to see which fix ran.
+//  - a pool of 0 threads: no worker at all; the check runs its tasks one at a time itself
+//    (run_oldest()), so it sees every task begin and end. On such a pool a task that waits for
+//    another can never be woken: the only thread is the one running it.
 #pragma once
 
 #include <pools/submit.hpp>
@@ -30,13 +33,18 @@ namespace exercise {
 
 class blocking_pool {
  public:
+  /// `threads` workers; 0: none (the check's step-by-step pool, run_oldest()).
   explicit blocking_pool(std::size_t threads) {
-    for (std::size_t i = 0; i < (threads == 0 ? 1 : threads); ++i) workers_.emplace_back([this] { work(); });
+    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
   }
 
-  /// Drains (every queued task runs), then joins. Hangs if a task never finishes: the check
-  /// never destroys a pool it found deadlocked.
+  /// Drains (every queued task runs: on the workers, or here when there are none), then joins.
+  /// Hangs if a task never finishes: the check never destroys a pool it found deadlocked.
   ~blocking_pool() {
+    if (workers_.empty()) {
+      while (run_oldest()) {
+      }
+    }
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -80,6 +88,20 @@ class blocking_pool {
       queue_.pop_back();
     }
     helped_.fetch_add(1, std::memory_order_relaxed);
+    run(task);
+    return true;
+  }
+
+  /// The check's step: runs the OLDEST queued task on the calling thread, as a worker would
+  /// (not counted as helping); false when the queue is empty.
+  bool run_oldest() {
+    pools::unique_function<void()> task;
+    {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty()) return false;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
     run(task);
     return true;
   }

@@ -7,12 +7,19 @@
 // meanwhile and tasks wait in the queue, the workers are blocked waiting for work that only the
 // queue holds — a deadlock. The check says so, abandons that pool (a deadlocked pool cannot be
 // destroyed: its destructor would wait for the stuck tasks) and goes on with the next part.
+//
+// Fix 2 is then run once more on a pool with no thread at all, the check running every task
+// itself, one at a time: a task that waits cannot be woken there (the only thread is busy
+// waiting), so only continuations finish; and the check sees the shape of the computation itself
+// (two tasks posted per call, done called by the last task with nothing left queued, no thread
+// started), not a count the student's code could make up.
 #include <atomic>
 #include <chrono>
 #include <course/check.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <nested_wait.hpp>  // <>, not "": quotes would find the start's copy next to this file first
@@ -86,6 +93,59 @@ outcome run(std::size_t threads, Start start) {
                          "a task still waits for something (a child no one runs?)");
   pool.reset();
   return out;
+}
+
+// The threads of this process (Linux: one entry per thread in /proc/self/task).
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// Fix 2 on a pool with no thread (blocking_pool(0)): this thread runs every task, oldest first.
+// Returns "" when fib_continuation(n) is continuations all the way down, else what it did instead.
+std::string fix2_step_by_step(int n) {
+  exercise::blocking_pool pool(0);
+  const std::uint64_t expected_tasks =
+      2 * static_cast<std::uint64_t>(fib_reference(n + 1)) - 2;  // calls - root
+  const std::string what = "fib_continuation(" + std::to_string(n) + ") on a pool with no thread";
+  course::deadline limit(what, 20s,
+                         "a task waited: on a pool with no thread nothing else can run what it waits for, so "
+                         "fix 2 must not wait at all");
+  const std::size_t threads_before = thread_count();
+  int calls = 0;
+  long value = -1;
+  std::uint64_t ran = 0, ran_before_done = 0;
+  std::size_t queued_at_done = 0;
+  exercise::fib_continuation(pool, n, [&](long v) {
+    ++calls;
+    value = v;
+    ran_before_done = ran;
+    queued_at_done = pool.queued();
+  });
+  if (calls != 0)
+    return what + ": done was called before any task ran (the answer was computed by the caller)";
+  if (pool.posted() != 2) {
+    return what + ": the call posted " + std::to_string(pool.posted()) +
+           " task(s); it must post exactly its two children and return";
+  }
+  while (ran <= expected_tasks && pool.run_oldest()) {
+    ++ran;
+    if (thread_count() > threads_before) {
+      return what + ": a task started a thread of its own (a wait moved to another thread is still a wait)";
+    }
+  }
+  if (calls != 1) return what + ": done was called " + std::to_string(calls) + " times, not once";
+  if (value != fib_reference(n)) {
+    return what + ": done got " + std::to_string(value) + ", expected " + std::to_string(fib_reference(n));
+  }
+  if (ran != expected_tasks || queued_at_done != 0 || ran_before_done + 1 != expected_tasks) {
+    return what + ": done was called by task " + std::to_string(ran_before_done + 1) + " with " +
+           std::to_string(queued_at_done) + " task(s) still queued, of " + std::to_string(ran) +
+           " run; one task per call (" + std::to_string(expected_tasks) +
+           ") and done from the last of them: the answer must come from the children";
+  }
+  return "";
 }
 
 std::string name(const char* f, int n, std::size_t threads) {
@@ -173,6 +233,16 @@ int main() {
   }
   if (fix2)
     report.require(true, "fix 2: fib_continuation is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
+  if (fix2) {
+    std::string why;
+    for (int n : {2, 10, 15}) {
+      if (why = fix2_step_by_step(n); !why.empty()) break;
+    }
+    report.require(why.empty(), why.empty()
+                                    ? "fix 2 on a pool with no thread (the check runs each task): two "
+                                      "children posted per call, done from the last task, no wait"
+                                    : why);
+  }
 
   const int status = report.finish();
   if (abandoned_a_pool) {

@@ -3,9 +3,10 @@
 // docs/course/03-work-stealing.md has the story; scripts/grade-exercise.sh 03-work-stealing grades it.
 //
 // As given, this is shared_queue_pool.hpp: one queue, one mutex, every worker contending for
-// both. It works (the check's correctness parts pass), but the check fails it: steals() and
-// local_pushes() stay 0. Your job, the places marked TODO(student):
-//  1. Give each worker its own pools::chase_lev_deque (common/include/pools/chase_lev_deque.hpp).
+// both. It works (the check's correctness parts pass), but the check fails it: no task goes onto
+// a worker's deque, none is stolen. Your job, the places marked TODO(student):
+//  1. Give each worker its own exercise::work_deque (work_deque.hpp: pools::chase_lev_deque of
+//     common/include/pools/chase_lev_deque.hpp, which also tells the check what it sees).
 //     A post() from inside a task goes onto the posting worker's own deque (no lock), and counts
 //     in local_pushes(). A post() from any other thread goes to a shared queue, as now.
 //  2. A worker runs the newest task of its own deque first (pop), then the shared queue, then
@@ -13,10 +14,10 @@
 //  3. Idle workers still sleep, and a worker that pushes onto its deque must not leave work
 //     unseen while others sleep: think about the lost wake-up (hints in the doc).
 //  4. The destructor still drains: every task posted before it, and every task those post, runs.
-// The chase_lev_deque holds trivially copyable values only: store pointers to heap task nodes.
+// The deque holds trivially copyable values only: store pointers to heap task nodes.
+// steals() and local_pushes() must agree with what the deques saw: the check compares them.
 #pragma once
 
-#include <pools/chase_lev_deque.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
 
@@ -28,6 +29,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "work_deque.hpp"
 
 namespace exercise {
 
@@ -87,7 +90,7 @@ class stealing_pool {
   std::condition_variable ready_;
   std::deque<pools::unique_function<void()>> queue_;  // keep it for posts from outside the pool
   bool stopping_ = false;
-  // TODO(student): one pools::chase_lev_deque per worker, which worker the calling thread is
+  // TODO(student): one exercise::work_deque per worker, which worker the calling thread is
   // (a thread_local), the counters, and what an idle worker needs to sleep and be woken.
   std::vector<std::thread> workers_;  // last: started once everything above is ready
 };

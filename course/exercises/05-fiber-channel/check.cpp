@@ -11,13 +11,21 @@
 //     fiber, not the thread, or the first waits stop every worker. The check waits a bounded time
 //     for the last consumer; a pool it finds stuck is abandoned (its destructor would wait for the
 //     stuck fibers forever) and the check goes on.
-//  3. threads and fibers together: a plain thread sends to fibers, fibers send to a plain thread.
+//  3. a waiting fiber is parked: while the only fiber of a 1-thread pool waits in recv() on an empty
+//     channel, the worker must go idle. The check sees it itself: it gives the pool a park_hook
+//     (common/include/pools/park_hook.hpp) that counts the worker's sleeps. A fiber that spins
+//     (unlock, yield, look again) keeps its worker busy and never lets it sleep.
+//  4. threads and fibers together: a plain thread sends to fibers, fibers send to a plain thread.
 #include <pools/fibers/thread_pool.hpp>
+#include <pools/park_hook.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <bounded_channel.hpp>  // <>, not "": quotes would find the start's copy next to this file first
 #include <chrono>
+#include <condition_variable>
 #include <course/check.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -267,6 +275,70 @@ void mixed_part(course::report& report) {
   }
 }
 
+// Where the pool's idle worker sleeps (pool_options::park_hook): counts each sleep, and sleeps at
+// most 5 ms at a time (returning early is allowed: the pool looks for work and parks again), so the
+// count keeps growing for as long as the worker has nothing to run.
+class counting_hook final : public pools::park_hook {
+ public:
+  void park(unsigned /*index*/, clock::time_point deadline) override {
+    parks_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count, read for its value only
+    std::unique_lock lock(mutex_);
+    cv_.wait_until(lock, std::min(deadline, clock::now() + 5ms), [this] { return woken_; });
+    woken_ = false;
+  }
+  void poll(unsigned /*index*/) override {}
+  void wake(unsigned /*index*/) override {
+    {
+      std::lock_guard lock(mutex_);  // so a wake between the pool's decision and wait_until is kept
+      woken_ = true;
+    }
+    cv_.notify_all();
+  }
+  std::uint64_t parks() const { return parks_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> parks_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool woken_ = false;  // guarded by mutex_
+};
+
+void idle_part(course::report& report) {
+  course::deadline limit("a fiber waiting in recv() on an empty channel", 30s,
+                         "a receiver that never got the value sent to it");
+  counting_hook hook;  // before the pool: it must outlive it
+  pools::fibers::pool_options options;
+  options.threads = 1;
+  options.park_hook = &hook;
+  pools::fibers::thread_pool pool(options);
+  bounded_channel<item> ch(2);
+  std::atomic<bool> receiving{false};
+  std::promise<int> got;
+  pool.post([&] {
+    receiving.store(true);
+    const std::optional<item> v = ch.recv();
+    got.set_value(v ? v->seq : -1);
+  });
+  while (!receiving.load()) std::this_thread::sleep_for(1ms);
+  // From here on the pool's only fiber is in recv() (or about to be) and nothing is sent: a worker
+  // that sleeps now has parked the fiber. Wait up to 3 s for one sleep.
+  const std::uint64_t before = hook.parks();
+  const auto begin = std::chrono::steady_clock::now();
+  while (hook.parks() == before && std::chrono::steady_clock::now() - begin < 3s)
+    std::this_thread::sleep_for(1ms);
+  const bool idled = hook.parks() > before;
+  ch.send(item{0, 42});  // from this plain thread: ends the wait whatever it was
+  const int value = got.get_future().get();
+  report.require(
+      idled && value == 42,
+      idled ? (value == 42 ? "while its only fiber waited in recv() on an empty channel, the 1-thread "
+                             "pool's worker went idle: the waiting fiber was parked, not spinning"
+                           : "recv() returned " + std::to_string(value) + " instead of the value sent")
+            : "while its only fiber waited in recv() on an empty channel, the worker never went idle "
+              "in 3 s: the waiting fiber keeps its worker busy (it spins or blocks the thread) "
+              "instead of being parked");
+}
+
 }  // namespace
 
 int main() {
@@ -277,6 +349,8 @@ int main() {
   std::cout << "-- fibers" << std::endl;
   fibers_part(report, 1, 8, 8);
   fibers_part(report, 2, 16, 16);
+  std::cout << "-- a waiting fiber is parked" << std::endl;
+  idle_part(report);
   std::cout << "-- a plain thread and fibers" << std::endl;
   mixed_part(report);
   const int status = report.finish();

@@ -8,6 +8,10 @@
 // whose handler will run later. Whether that handler then finds a live session is session.hpp's
 // business: the server cannot know what handlers are pending, and should not have to.
 // Used from one thread, the one that runs the io_context (as every handler is).
+//
+// The sessions are made by std::allocate_shared with an allocator that counts them (construct and
+// destroy of the session itself), so the check sees how many sessions are alive without asking
+// session.hpp: echo_server::sessions_alive().
 #pragma once
 
 #include <cstddef>
@@ -18,11 +22,41 @@
 
 namespace exercise {
 
+namespace detail {
+inline std::size_t sessions_alive = 0;  // one thread: see the file comment
+
+// std::allocator, except that it counts the objects it constructs and destroys. allocate_shared
+// constructs and destroys the session through it (rebound to the type it needs).
+template <class T>
+struct counting_allocator {
+  using value_type = T;
+  counting_allocator() = default;
+  template <class U>
+  counting_allocator(const counting_allocator<U>& /*other*/) noexcept {}
+  T* allocate(std::size_t n) { return std::allocator<T>{}.allocate(n); }
+  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    ++sessions_alive;
+  }
+  template <class U>
+  void destroy(U* p) {
+    p->~U();
+    --sessions_alive;
+  }
+  template <class U>
+  bool operator==(const counting_allocator<U>& /*other*/) const noexcept {
+    return true;
+  }
+};
+}  // namespace detail
+
 class echo_server {
  public:
   /// Starts a session on `socket` (one end of a connection); returns its id.
   int add(socket_type socket) {
-    auto s = std::make_shared<session>(std::move(socket));
+    auto s = std::allocate_shared<session>(detail::counting_allocator<session>{}, std::move(socket));
     s->start();  // after make_shared: start() may call shared_from_this()
     sessions_.emplace(next_id_, std::move(s));
     return next_id_++;
@@ -44,6 +78,9 @@ class echo_server {
   }
 
   std::size_t size() const noexcept { return sessions_.size(); }
+
+  /// Sessions alive right now, in this whole program, as the allocator that made them counts.
+  static std::size_t sessions_alive() noexcept { return detail::sessions_alive; }
 
  private:
   std::map<int, std::shared_ptr<session>> sessions_;

@@ -2,7 +2,8 @@
 // stealing_pool.hpp — exercise 03-work-stealing, REFERENCE SOLUTION (course/solutions/: an
 // instructor deletes this folder before handing the exercise out).
 //
-// Each worker owns a Chase–Lev deque (common/include/pools/chase_lev_deque.hpp). A task that posts
+// Each worker owns a Chase–Lev deque (exercise::work_deque: common/include/pools/chase_lev_deque.hpp,
+// which reports what it sees to the check). A task that posts
 // pushes onto its own worker's deque: no lock, no shared cache line. The worker pops its newest
 // task first (LIFO: the child just posted, still in cache); an idle worker steals the OLDEST task
 // of another's deque (FIFO: in fork-join, the biggest piece of work, so steals are rare). Posts
@@ -17,7 +18,6 @@
 // pusher sees a sleeper and wakes it (epoch_), or the sleeper sees the task and does not sleep.
 #pragma once
 
-#include <pools/chase_lev_deque.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
@@ -32,6 +32,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "work_deque.hpp"
 
 namespace exercise {
 
@@ -94,7 +96,7 @@ class stealing_pool {
   // One per worker, on its own cache lines: the deque's owner end and the counters are written by
   // that worker alone.
   struct alignas(64) slot {
-    pools::chase_lev_deque<task*> deque;
+    work_deque<task*> deque;
     // Written by the owner only (load + store, no RMW needed), read by anyone: relaxed atomics.
     std::atomic<std::uint64_t> steals{0};
     std::atomic<std::uint64_t> local_pushes{0};

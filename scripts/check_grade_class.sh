@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Proves scripts/grade-class.sh (ctest -R grade_class): bad arguments exit 2 with the reason; then
+# five submissions of exercise 02-nested-wait, graded two at a time, each in its own copy:
+#   j.doe   the reference solution             -> PASS, untouched by the others' failures
+#   J-Doe   the starting point                 -> FAIL, the deadlock named
+#   123abc  a file that does not compile       -> FAIL, "does not compile"
+#   class   a solution that crashes (abort)    -> FAIL
+#   while   a fix 2 that never calls done      -> FAIL, stopped by the check's own limit
+# and the logins map to valid, distinct pool names (J-Doe -> j_doe, j.doe -> j_doe_2, 123abc ->
+# s_123abc, class -> class_2, while -> while_2), written in results.csv and results.json.
+#
+#   scripts/check_grade_class.sh SOURCE_TREE
+set -uo pipefail
+src=$(cd "$1" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "check_grade_class: $*" >&2; exit 1; }
+expect2() {  # expect2 REGEX ARGS...: grade-class.sh ARGS exits 2 and prints REGEX
+  local pattern=$1 out
+  shift
+  out=$("$src/scripts/grade-class.sh" "$@" 2>&1)
+  [[ $? -eq 2 ]] || fail "grade-class.sh $*: not exit 2: $out"
+  grep -Eq -- "$pattern" <<<"$out" || fail "grade-class.sh $*: no /$pattern/ in: $out"
+  echo "ok: grade-class.sh $* -> exit 2: $(head -1 <<<"$out")"
+}
+mkdir -p "$work/empty" "$work/subs"
+expect2 "usage: "
+expect2 "no exercise 'nope'.*known exercises" nope "$work/subs" "$work/out"
+expect2 "no submissions folder" 02-nested-wait "$work/missing" "$work/out"
+expect2 "holds no student folders" 02-nested-wait "$work/empty" "$work/out"
+expect2 "-j needs a number" 02-nested-wait "$work/subs" "$work/out" -j 0
+expect2 "unknown option '--fast'" 02-nested-wait "$work/subs" "$work/out" --fast
+
+solution=$src/course/solutions/02-nested-wait/nested_wait.hpp
+if [[ ! -f $solution ]]; then
+  echo "check_grade_class: the rest skipped: no $solution (a hand-out)"
+  exit 77
+fi
+start=$src/course/exercises/02-nested-wait/nested_wait.hpp
+s=$work/subs
+mkdir -p "$s/j.doe" "$s/J-Doe" "$s/123abc" "$s/class" "$s/while"
+cp "$solution" "$s/j.doe/nested_wait.hpp"
+cp "$start" "$s/J-Doe/nested_wait.hpp"
+sed 's/^inline long fib_helping(/inline long fib_helping(undeclared_type x, /' "$solution" >"$s/123abc/nested_wait.hpp"
+sed 's|^  if (n < 2) {$|  if (n >= 0) std::abort();\n  if (n < 2) {|' "$solution" >"$s/class/nested_wait.hpp"
+sed 's|^    done(n);$|    return;|' "$solution" >"$s/while/nested_wait.hpp"
+grep -q "std::abort" "$s/class/nested_wait.hpp" || fail "the crash was not written in"
+
+export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1
+"$src/scripts/grade-class.sh" 02-nested-wait "$s" "$work/out" -j 2 --timeout 900 || fail "grade-class.sh failed"
+csv=$work/out/results.csv
+cat "$csv"
+row() { grep -E "^$1," "$csv" || fail "no row for $1 in results.csv"; }
+[[ $(row 'j\.doe') == 'j.doe,j_doe_2,PASS,'* ]] || fail "j.doe: $(row 'j\.doe')"
+[[ $(row 'J-Doe') == 'J-Doe,j_doe,FAIL,'* ]] || fail "J-Doe: $(row 'J-Doe')"
+row 'J-Doe' | grep -q "deadlock: all" || fail "J-Doe's failure does not name the deadlock"
+[[ $(row 123abc) == '123abc,s_123abc,FAIL,'* ]] || fail "123abc: $(row 123abc)"
+row 123abc | grep -q "does not compile" || fail "123abc's failure does not say it does not compile"
+[[ $(row class) == 'class,class_2,FAIL,'* ]] || fail "class: $(row class)"
+row class | grep -q "crashed: killed by signal 6 (ABRT)" || fail "class: the crash is not named"
+[[ $(row while) == 'while,while_2,FAIL,'* ]] || fail "while: $(row while)"
+row while | grep -q "fib_continuation" || fail "while's failure does not name fib_continuation"
+python3 - "$work/out/results.json" <<'PY' || fail "results.json is not what results.csv says"
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {s["login"]: s for s in r["students"]}
+assert sorted(by) == ["123abc", "J-Doe", "class", "j.doe", "while"], sorted(by)
+assert by["j.doe"]["passed"] and not any(by[l]["passed"] for l in by if l != "j.doe")
+assert all(by[l]["failures"] for l in by if l != "j.doe")
+PY
+[[ ! -e $work/out/.work && ! -e $work/out/.tree ]] || fail "the copies were left behind"
+echo "grade-class.sh grades each submission in its own copy: one PASS among four different failures"

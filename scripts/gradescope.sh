@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Makes a Gradescope autograder for one exercise (docs/course/instructor.md, "Gradescope").
+#
+#   scripts/gradescope.sh EXERCISE OUT.zip
+#
+# The zip holds, at its top (Gradescope unzips it into /autograder/source/):
+#   setup.sh         run once when the image is built, as root: installs the Debian packages
+#                    through scripts/bootstrap.sh (when scripts/course-needs.sh finds one missing),
+#                    configures the tree and builds the exercise once
+#                    (so a student's grading compiles their file only)
+#   run_autograder   run per submission: copies the student's files from /autograder/submission/
+#                    into place, grades them with the students' own grader, and writes
+#                    /autograder/results/results.json (scripts/gradescope_results.py: one point per
+#                    requirement, 0 with the compiler's message when it does not compile)
+#   tree/            this tree without course/solutions, course/cheats, course/instructor
+#   exercise         the exercise's id
+# What a student uploads: the files of the exercise page's "What to hand in" (02..06: the FILES of
+# the exercise's pools_add_exercise call; 01: pool.hpp), at the top of the upload or in folders.
+# Gradescope's root, /autograder, moves with the environment variable AUTOGRADER_ROOT: CI runs a
+# zip in a temporary folder that way (ctest -R gradescope_autograder).
+#
+# Exit 0 when the zip is written; 2 for a bad argument (unknown exercise, OUT not ending in .zip,
+# its folder missing).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+usage() { echo "usage: scripts/gradescope.sh EXERCISE OUT.zip" >&2; exit 2; }
+bad() { echo "gradescope.sh: $1" >&2; exit 2; }
+[[ $# -eq 2 ]] || usage
+id=$1 zip=$2
+known=$(cd "$root/course/exercises" && ls -d */ | tr -d / | tr '\n' ' ')
+[[ $id =~ ^[0-9a-z][0-9a-z_-]*$ && -d $root/course/exercises/$id ]] ||
+  bad "no exercise '$id' (course/exercises/$id/); known exercises: $known"
+[[ $zip == *.zip ]] || bad "'$zip' does not end in .zip"
+[[ -d $(dirname "$zip") ]] || bad "no folder '$(dirname "$zip")' for '$zip'"
+zip=$(cd "$(dirname "$zip")" && pwd)/$(basename "$zip")
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+"$root/scripts/copy-tree.sh" "$root" "$stage/tree"
+rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/course/instructor "$stage"/tree/grade
+echo "$id" >"$stage/exercise"
+
+cat >"$stage/setup.sh" <<'SETUP'
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Gradescope runs this once, as root, when it builds the autograder's image (scripts/gradescope.sh).
+set -euo pipefail
+ag=${AUTOGRADER_ROOT:-/autograder}
+cd "$ag/source/tree"
+id=$(cat "$ag/source/exercise")
+cp -a "course/exercises/$id" "$ag/source/start-files"  # run_autograder restores it before each submission
+# Gradescope's image starts bare: what the exercise needs is missing, and bootstrap.sh (as root)
+# installs it. Where everything is present already (CI), nothing is installed.
+if ! scripts/course-needs.sh "$id" --class 2>/dev/null; then
+  scripts/bootstrap.sh
+  scripts/course-needs.sh "$id" --class
+fi
+# Build the exercise once, so that grading a submission compiles the student's files only.
+if [[ $id == 01-first-pool ]]; then
+  scripts/new-pool.sh warmup >/dev/null
+  scripts/grade.sh warmup --class --out "$ag/source/warmup" >/dev/null 2>&1 || true  # the scaffold fails: expected
+  rm -rf variants/warmup "$ag/source/warmup"
+else
+  scripts/grade-exercise.sh "$id" --out "$ag/source/warmup" >/dev/null 2>&1 || true  # the start fails: expected
+  rm -rf "$ag/source/warmup"
+fi
+SETUP
+
+cat >"$stage/run_autograder" <<'RUN'
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Gradescope runs this once per submission (scripts/gradescope.sh): the student's files into place,
+# the students' own grader, then results/results.json.
+set -uo pipefail
+ag=${AUTOGRADER_ROOT:-/autograder}
+tree=$ag/source/tree
+id=$(cat "$ag/source/exercise")
+sub=$ag/submission
+out=$ag/results
+grade=$out/grade
+rm -rf "$grade"
+mkdir -p "$grade"
+cd "$tree" || exit 1
+export CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
+# The starting point back (setup.sh kept it), then the student's files over it, found by name.
+rm -rf variants/student "course/exercises/$id"
+cp -a "$ag/source/start-files" "course/exercises/$id"
+if ! scripts/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&1; then
+  echo '{"passed": false, "failures": []}' >"$grade/report.json"
+elif [[ $id == 01-first-pool ]]; then
+  timeout 1800 scripts/grade.sh student --class --out "$grade" >"$grade/output.txt" 2>&1
+else
+  timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" >/dev/null 2>&1
+fi
+python3 scripts/gradescope_results.py "$id" "$grade" "$out/results.json"
+RUN
+chmod +x "$stage/setup.sh" "$stage/run_autograder"
+
+python3 - "$stage" "$zip" <<'PY'
+import os, sys, zipfile
+stage, out = sys.argv[1:]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for folder, _, files in os.walk(stage):
+        for f in sorted(files):
+            path = os.path.join(folder, f)
+            info = zipfile.ZipInfo.from_file(path, os.path.relpath(path, stage))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with open(path, "rb") as fh:
+                z.writestr(info, fh.read())  # from_file keeps the mode bits: the scripts stay executable
+PY
+echo "gradescope: wrote $zip (exercise $id; upload it as the assignment's autograder)"
