@@ -19,7 +19,7 @@
 namespace pools {
 
 template <Executor E, class F, class... Args>
-requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+  requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
 auto submit(E& ex, F&& f, Args&&... args)
     -> std::future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>> {
   using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>;
