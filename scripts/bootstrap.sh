@@ -18,7 +18,8 @@ packages=(
   # libraries (Boost >= 1.74: headers incl. Asio/Beast, Context, Fiber, Program_options)
   libboost-dev libboost-context-dev libboost-fiber-dev libboost-program-options-dev
   libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev relacy-dev
-  # HTTP comparison, tests, plots (Debian 13 has no nginx-light: its nginx is the small build)
+  # HTTP comparison, tests, plots (nginx-light is Debian 12's small nginx, and on Debian 13 a
+  # transitional package for nginx; nginx where it is gone)
   wrk "nginx-light|nginx" curl python3 python3-matplotlib python3-tqdm util-linux
   # the textbook pools' size check (code lines without comments and blanks)
   cloc
@@ -33,11 +34,12 @@ fi
 # The clang runtime matches the clang that `clang` depends on: installed, or to be installed.
 clang_major() {
   local deps
-  deps=$(dpkg-query -W -f='${Depends}' clang 2>/dev/null || apt-cache depends clang 2>/dev/null || true)
-  grep -oE 'clang-[0-9]+' <<<"$deps" | head -1 | cut -d- -f2
+  deps=$(dpkg-query -W -f='${Depends}' clang 2>/dev/null || true)
+  [[ $deps =~ clang-[0-9]+ ]] || deps=$(apt-cache depends clang 2>/dev/null || true)
+  [[ $deps =~ clang-([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
 }
 major=$(clang_major)
-# With no package list yet (a new machine), "libclang-rt-dev" stands in until apt-get update.
+# With no package list yet (a new container), "libclang-rt-dev" stands in until apt-get update.
 packages+=("libclang-rt${major:+-$major}-dev")
 
 # One dpkg-query for every name (the fast path when all is installed).
@@ -82,13 +84,13 @@ choose() {
     if [[ -n "$pick" ]]; then install+=("$pick"); else notfound+=("${entry//|/ or }"); fi
   done
 }
-choose
-# Package lists missing (a new machine) or older than what the archive offers: update once.
-if [[ ${#notfound[@]} -gt 0 && $(id -u) -eq 0 ]]; then
+# Something to install: as root, fresh package lists first (a new machine or container may have
+# none, and old ones name versions the mirror no longer has).
+if [[ $(id -u) -eq 0 ]]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
-  choose
 fi
+choose
 
 # One line for what this distribution does not have; the rest is installed all the same, and
 # the build says what it leaves out without it (e.g. the Relacy models without relacy-dev).

@@ -10,6 +10,10 @@
 #   scripts/distro-check.sh trixie compare              only ./scripts/compare.sh
 #   scripts/distro-check.sh --fresh trixie ...          start again from the debootstrapped root:
 #                                                       every package installed from nothing
+#   scripts/distro-check.sh trixie format [FILE...]     clang-format -i with the root's clang-format
+#                                                       (19) on this working tree's C++ files (all
+#                                                       by default): the checked version, on a
+#                                                       machine whose own clang-format is another
 #
 # Needs root, debootstrap (installed here if missing) and the Debian mirror. Everything it keeps
 # lives under /var/cache/pools-distro-check/<release>/ (override: POOLS_DISTRO_CACHE), outside the
@@ -28,7 +32,7 @@
 # rm --one-file-system. Old roots are not deleted at all: --fresh moves root/ aside.
 set -euo pipefail
 
-usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 fresh=
 if [[ ${1:-} == --fresh ]]; then fresh=1; shift; fi
@@ -38,11 +42,11 @@ shift
 what=${1:-both}
 case $what in
   both) [[ $# -le 1 ]] || usage ;;
-  test | compare) shift ;;
+  test | compare | format) shift ;;
   *) usage ;;
 esac
-presets=("$@")  # for `test`: passed on to scripts/test.sh (none: all of its presets)
-[[ $what == test || ${#presets[@]} -eq 0 ]] || usage
+args=("$@")  # test: passed on to scripts/test.sh (none: all of its presets); format: the files
+[[ $what == test || $what == format || ${#args[@]} -eq 0 ]] || usage
 
 [[ $(id -u) -eq 0 ]] || { echo "distro-check: needs root (debootstrap, chroot, mounts)" >&2; exit 2; }
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -111,21 +115,23 @@ clone() {
   git -C "$root/src" checkout --quiet --detach "$commit"
 }
 
-# Runs a command in the root as a login shell would, with /proc, /sys, /dev and the ccache bound
-# in a private mount namespace: the mounts end with this process.
+# Runs a command in the root's /src as a login shell would, with /proc, /sys, /dev and the ccache
+# bound in a private mount namespace: the mounts end with this process. With a second argument,
+# that directory is bound on /src instead of the clone.
 in_root() {
-  local cmd=$1
-  mkdir -p "$root/ccache"
+  local cmd=$1 src=${2:-}
+  mkdir -p "$root/ccache" "$root/src"
   unshare --mount --propagation private -- /bin/bash -euc '
-    root=$1 cache=$2 cmd=$3
+    root=$1 cache=$2 cmd=$3 src=$4
     mount -t proc proc "$root/proc"
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"
     mount --bind "$cache/ccache" "$root/ccache"
+    if [[ -n $src ]]; then mount --bind "$src" "$root/src"; fi
     exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin CCACHE_DIR=/ccache \
       /bin/bash -ec "cd /src && $cmd"
-  ' distro-check "$root" "$cache" "$cmd"
+  ' distro-check "$root" "$cache" "$cmd" "$src"
 }
 
 verdict=PASS
@@ -138,6 +144,14 @@ report() {
 }
 trap report EXIT
 
+if [[ $what == format ]]; then
+  trap - EXIT
+  [[ -x $root/usr/bin/clang-format ]] ||
+    { echo "distro-check: no clang-format in $root yet: run scripts/distro-check.sh $release test release" >&2; exit 2; }
+  [[ ${#args[@]} -gt 0 ]] || mapfile -t args < <(git -C "$repo" ls-files '*.cpp' '*.hpp')
+  in_root "clang-format --version && clang-format -i ${args[*]@Q}" "$repo"
+  exit
+fi
 if [[ ! -e $base ]]; then
   step "debootstrap $release (minbase)" make_base || { verdict=FAIL; exit 1; }
 else
@@ -150,6 +164,6 @@ if [[ $what == both || $what == compare ]]; then
   step "./scripts/compare.sh" in_root "./scripts/compare.sh" || verdict=FAIL
 fi
 if [[ $what == both || $what == test ]]; then
-  step "./scripts/test.sh${presets[*]:+ ${presets[*]}}" in_root "./scripts/test.sh ${presets[*]}" || verdict=FAIL
+  step "./scripts/test.sh${args[*]:+ ${args[*]}}" in_root "./scripts/test.sh ${args[*]}" || verdict=FAIL
 fi
 [[ $verdict == PASS ]]
