@@ -36,7 +36,7 @@ clang_major() {
   local deps
   deps=$(dpkg-query -W -f='${Depends}' clang 2>/dev/null || true)
   [[ $deps =~ clang-[0-9]+ ]] || deps=$(apt-cache depends clang 2>/dev/null || true)
-  [[ $deps =~ clang-([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+  if [[ $deps =~ clang-([0-9]+) ]]; then echo "${BASH_REMATCH[1]}"; fi
 }
 major=$(clang_major)
 # With no package list yet (a new container), "libclang-rt-dev" stands in until apt-get update.
@@ -94,7 +94,9 @@ choose
 
 # One line for what this distribution does not have; the rest is installed all the same, and
 # the build says what it leaves out without it (e.g. the Relacy models without relacy-dev).
-[[ ${#notfound[@]} -eq 0 ]] || echo "bootstrap: not found in this distribution: ${notfound[*]}" >&2
+if [[ ${#notfound[@]} -gt 0 ]]; then
+  (IFS=,; echo "bootstrap: not found in this distribution: ${notfound[*]}" | sed 's/,/, /g' >&2)
+fi
 [[ ${#install[@]} -gt 0 ]] || exit 0
 echo "bootstrap: missing packages: ${install[*]}"
 if [[ $(id -u) -ne 0 ]]; then
