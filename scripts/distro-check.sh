@@ -134,15 +134,17 @@ in_root() {
   ' distro-check "$root" "$cache" "$cmd" "$src"
 }
 
-verdict=PASS
+failed=
+verdict="FAIL (stopped before the end)"  # until every step has run
 report() {
   echo
-  echo "distro-check $release, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$repo" rev-parse --short HEAD):"
+  echo "distro-check $release, $(date -u '+%Y-%m-%d %H:%M UTC'), commit ${commit:0:7}:"
   local i
   for i in "${!step_names[@]}"; do printf '  %-40s %s\n' "${step_names[$i]}" "${step_times[$i]}"; done
   echo "verdict: $verdict"
 }
 trap report EXIT
+trap 'exit 130' INT TERM
 
 if [[ $what == format ]]; then
   trap - EXIT
@@ -153,17 +155,17 @@ if [[ $what == format ]]; then
   exit
 fi
 if [[ ! -e $base ]]; then
-  step "debootstrap $release (minbase)" make_base || { verdict=FAIL; exit 1; }
+  step "debootstrap $release (minbase)" make_base || exit 1
 else
   step "debootstrap $release: cached in $base" true
 fi
 step "root ready ($([[ -n $fresh || ! -e $root ]] && echo "fresh copy of base" || echo "kept from the last run"))" make_root ||
-  { verdict=FAIL; exit 1; }
-step "clean clone of $(git -C "$repo" rev-parse --short HEAD)" clone || { verdict=FAIL; exit 1; }
+  exit 1
+step "clean clone of ${commit:0:7}" clone || exit 1
 if [[ $what == both || $what == compare ]]; then
-  step "./scripts/compare.sh" in_root "./scripts/compare.sh" || verdict=FAIL
+  step "./scripts/compare.sh" in_root "./scripts/compare.sh" || failed=1
 fi
 if [[ $what == both || $what == test ]]; then
-  step "./scripts/test.sh${args[*]:+ ${args[*]}}" in_root "./scripts/test.sh ${args[*]}" || verdict=FAIL
+  step "./scripts/test.sh${args[*]:+ ${args[*]}}" in_root "./scripts/test.sh ${args[*]}" || failed=1
 fi
-[[ $verdict == PASS ]]
+if [[ -z $failed ]]; then verdict=PASS; else verdict=FAIL; exit 1; fi
