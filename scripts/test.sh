@@ -19,9 +19,10 @@
 # "fuzz" builds the libFuzzer targets of the server core with Clang, ASan and UBSan, replays their
 # seed corpora and fuzzes each for 60 s (server/README.md, "Fuzzing").
 # "trixie" runs this script again inside a minimal Debian 13 root (scripts/distro-check.sh: GCC 14,
-# Clang 19, clang-format 19, clang-tidy 19, Boost 1.83, oneTBB 2022), on a clean clone of the
-# committed HEAD, with the presets in POOLS_TRIXIE_PRESETS (default "release clang"). It needs
-# root and Debian's mirror; the root and a ccache stay in /var/cache/pools-distro-check/trixie.
+# clang-format 19, Boost 1.83, oneTBB 2022, CMake 3.31), on a clean clone of the committed HEAD,
+# with the presets in POOLS_TRIXIE_PRESETS (default "release"; "release clang" adds Clang 19 and
+# clang-tidy 19). It needs root and Debian's mirror; the root and a ccache stay in
+# /var/cache/pools-distro-check/trixie, so a second run rebuilds little.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache (used by the build when installed) keys its cache on paths relative to this checkout,
@@ -73,7 +74,7 @@ for preset in "${presets[@]}"; do
   start=$SECONDS
   log=$(mktemp)
   if [[ $preset == trixie ]]; then
-    read -ra inner <<<"${POOLS_TRIXIE_PRESETS:-release clang}"
+    read -ra inner <<<"${POOLS_TRIXIE_PRESETS:-release}"
     echo "== preset trixie: this script's ${inner[*]} in a Debian 13 root (scripts/distro-check.sh)"
     set +e
     scripts/distro-check.sh trixie test "${inner[@]}" 2>&1 | tee "$log"
