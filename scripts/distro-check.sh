@@ -122,7 +122,7 @@ in_root() {
   local cmd=$1 src=${2:-}
   mkdir -p "$root/ccache" "$root/src"
   unshare --mount --propagation private -- /bin/bash -euc '
-    root=$1 cache=$2 cmd=$3 src=$4
+    root=$1 cache=$2 cmd=$3 src=$4 release=$5
     mount -t proc proc "$root/proc"
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"
@@ -130,8 +130,9 @@ in_root() {
     if [[ -n $src ]]; then mount --bind "$src" "$root/src"; fi
     exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin CCACHE_DIR=/ccache \
+      POOLS_DISTRO_CHECK="$release" \
       /bin/bash -ec "cd /src && $cmd"
-  ' distro-check "$root" "$cache" "$cmd" "$src"
+  ' distro-check "$root" "$cache" "$cmd" "$src" "$release"
 }
 
 failed=

@@ -33,8 +33,11 @@ all_presets=(release clang asan tsan handout fuzz trixie)  # trixie last (see be
 presets=("$@")
 if [[ ${#presets[@]} -eq 0 ]]; then
   presets=("${all_presets[@]}")
-  # On Debian 13 itself (its root, the devcontainer) the trixie step would check the same again.
-  if grep -qs '^VERSION_CODENAME=trixie$' /etc/os-release; then presets=("${all_presets[@]:0:${#all_presets[@]}-1}"); fi
+  # On Debian 13 itself (the devcontainer) the trixie step would check the same again, and inside
+  # a distro-check root (POOLS_DISTRO_CHECK) it would nest one root in another.
+  if [[ -n ${POOLS_DISTRO_CHECK:-} ]] || grep -qs '^VERSION_CODENAME=trixie$' /etc/os-release; then
+    presets=("${all_presets[@]:0:${#all_presets[@]}-1}")
+  fi
 fi
 for p in "${presets[@]}"; do
   [[ " ${all_presets[*]} " == *" $p "* ]] || { echo "test.sh: unknown preset '$p' (known: ${all_presets[*]})" >&2; exit 2; }
