@@ -42,12 +42,15 @@ major=$(clang_major)
 # With no package list yet (a new container), "libclang-rt-dev" stands in until apt-get update.
 packages+=("libclang-rt${major:+-$major}-dev")
 
-# One dpkg-query for every name (the fast path when all is installed).
+# One dpkg-query for every name (the fast path when all is installed). Only this machine's own
+# architecture (or "all") counts: with multiarch, libfmt-dev:arm64 is not the library a native
+# build links.
 declare -A installed=()
+native=$(dpkg --print-architecture)
 mapfile -t names < <(printf '%s\n' "${packages[@]}" | tr '|' '\n')
-while read -r name status; do
-  [[ "$status" == "installed" ]] && installed[$name]=1
-done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${names[@]}" 2>/dev/null || true)
+while read -r name arch status; do
+  if [[ $status == installed && ($arch == "$native" || $arch == all) ]]; then installed[$name]=1; fi
+done < <(dpkg-query -W -f='${Package} ${Architecture} ${db:Status-Status}\n' "${names[@]}" 2>/dev/null || true)
 
 unmet=()  # entries (a|b) none of whose names is installed
 for entry in "${packages[@]}"; do
