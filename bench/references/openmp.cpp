@@ -80,7 +80,7 @@ void fill_taskloop(std::vector<double>* data, std::size_t n, std::int64_t num_ta
 // Runs `body` on one thread of a team of `threads`; the others execute the tasks it creates.
 template <class F>
 void in_team(unsigned threads, F&& body) {
-#pragma omp parallel num_threads(static_cast <int>(threads))
+#pragma omp parallel num_threads(static_cast<int>(threads))
 #pragma omp single
   body();
 }

@@ -196,9 +196,7 @@ TEST_CASE_TEMPLATE("conformance: 8 threads post at once", E, POOLS_CONFORMANCE_T
 TEST_CASE_TEMPLATE("conformance: submit forwards values and exceptions", E, POOLS_CONFORMANCE_TYPES) {
   auto ex = make_executor<E>();
   SUBCASE("value") {
-    CHECK(pools::submit(
-              *ex, [](int a, int b) { return a * b; }, 6, 7)
-              .get() == 42);
+    CHECK(pools::submit(*ex, [](int a, int b) { return a * b; }, 6, 7).get() == 42);
   }
   SUBCASE("void") {
     std::atomic<int> touched{0};

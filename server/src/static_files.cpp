@@ -58,7 +58,7 @@ std::optional<file_body> open_static(const std::filesystem::path& root, std::str
   // Only regular files are served (nginx, too, answers 404 for anything else). A FIFO, a device
   // or a socket is refused before it is opened: opening one can block (a FIFO waits for a writer)
   // or act on the device.
-  struct stat st {};
+  struct stat st{};
   if (::lstat(real.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   // Should something else have been swapped in since: O_NONBLOCK, so that the open cannot block
   // (it has no effect on a regular file), O_NOCTTY, and O_NOFOLLOW (the resolved path has no

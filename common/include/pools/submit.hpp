@@ -46,7 +46,7 @@ auto promised_task(F&& fn) {
 }
 
 template <Executor E, class F, class... Args>
-requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
+  requires std::is_invocable_v<std::decay_t<F>, std::decay_t<Args>...>
 auto submit(E& ex, F&& f, Args&&... args)
     -> std::future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>> {
   auto [future, task] = promised_task(

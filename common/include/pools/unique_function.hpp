@@ -34,9 +34,10 @@ class unique_function<R(Args...)> {
   unique_function(std::nullptr_t) noexcept {}
 
   template <class F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, unique_function> &&
-           std::is_constructible_v<std::decay_t<F>, F> && std::is_invocable_r_v<R, std::decay_t<F>&, Args...>)
-      unique_function(F&& f) {  // NOLINT(google-explicit-constructor): implicit, like std::function
+    requires(!std::is_same_v<std::remove_cvref_t<F>, unique_function> &&
+             std::is_constructible_v<std::decay_t<F>, F> &&
+             std::is_invocable_r_v<R, std::decay_t<F>&, Args...>)
+  unique_function(F&& f) {  // NOLINT(google-explicit-constructor): implicit, like std::function
     using T = std::decay_t<F>;
     if constexpr (stored_inline<T>) {
       ::new (static_cast<void*>(&storage_)) T(std::forward<F>(f));
@@ -98,9 +99,8 @@ class unique_function<R(Args...)> {
   };
 
   template <class T>
-  static constexpr bool stored_inline =
-      sizeof(T) <= small_buffer_size &&
-      alignof(void*) % alignof(T) == 0 && std::is_nothrow_move_constructible_v<T>;
+  static constexpr bool stored_inline = sizeof(T) <= small_buffer_size && alignof(void*) % alignof(T) == 0 &&
+                                        std::is_nothrow_move_constructible_v<T>;
 
   template <class T>
   static constexpr vtable_t inline_vtable{

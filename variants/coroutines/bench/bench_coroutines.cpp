@@ -47,8 +47,7 @@ pc::task<std::uint64_t> skynet(std::uint64_t first, std::uint64_t size) {
   // Ten children in one when_all, spelled out by an index sequence: a tuple, no allocation.
   auto parts = co_await [&]<std::size_t... I>(std::index_sequence<I...>) {
     return pc::when_all(skynet(first + I * child, child)...);
-  }
-  (std::make_index_sequence<skynet_fanout>{});
+  }(std::make_index_sequence<skynet_fanout>{});
   co_return std::apply([](auto... v) { return (v + ...); }, parts);
 }
 

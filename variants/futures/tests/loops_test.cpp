@@ -44,16 +44,13 @@ void check_every_loop_flavour(thread_pool& pool, A first, B last, std::size_t bl
   INFO("range [" << static_cast<long long>(f) << ", " << static_cast<long long>(l) << "), blocks " << blocks);
   {
     visits<I> v(f, l);
-    pool.detach_loop(
-        first, last, [&](I i) { v.hit(i); }, blocks);
+    pool.detach_loop(first, last, [&](I i) { v.hit(i); }, blocks);
     pool.wait();
     CHECK(v.each_once());
   }
   {
     visits<I> v(f, l);
-    pool.submit_loop(
-            first, last, [&](I i) { v.hit(i); }, blocks)
-        .get();
+    pool.submit_loop(first, last, [&](I i) { v.hit(i); }, blocks).get();
     CHECK(v.each_once());
   }
   {
@@ -126,13 +123,7 @@ TEST_CASE("blocks: the split is pools::index_blocks' split (so it matches parall
   thread_pool pool(4);
   auto blocks_seen = [&](auto first, auto last, std::size_t blocks) {
     using I = std::common_type_t<decltype(first), decltype(last)>;
-    auto r = pool.submit_blocks(
-                     first, last,
-                     [](I b, I e) {
-                       return std::pair<I, I>{b, e};
-                     },
-                     blocks)
-                 .get();
+    auto r = pool.submit_blocks(first, last, [](I b, I e) { return std::pair<I, I>{b, e}; }, blocks).get();
     return std::vector<std::pair<I, I>>(r.begin(), r.end());
   };
   auto expected = [](auto first, auto last, std::size_t blocks) {
@@ -167,15 +158,13 @@ TEST_CASE("loops: one task per block, one task per sequence index") {
   thread_pool pool(4);
   pool.pause();  // nothing runs, so the queue shows how many tasks each call made
   std::atomic<int> calls{0};
-  pool.detach_loop(
-      0, 100, [&](int) { calls.fetch_add(1); }, 7);
+  pool.detach_loop(0, 100, [&](int) { calls.fetch_add(1); }, 7);
   CHECK(pool.get_tasks_queued() == 7);
   pool.detach_blocks(0, 100, [&](int, int) { calls.fetch_add(1); });
   CHECK(pool.get_tasks_queued() == 7 + 4);
   pool.detach_sequence(0, 10, [&](int) { calls.fetch_add(1); });
   CHECK(pool.get_tasks_queued() == 7 + 4 + 10);
-  auto mf = pool.submit_loop(
-      0, 6, [&](int) { calls.fetch_add(1); }, 2);
+  auto mf = pool.submit_loop(0, 6, [&](int) { calls.fetch_add(1); }, 2);
   CHECK(mf.size() == 2);
   CHECK(pool.get_tasks_queued() == 23);
   CHECK(mf.ready_count() == 0);
@@ -211,8 +200,7 @@ TEST_CASE("loops: the loop body is stored once and shared, not copied per block"
 TEST_CASE("multi_future: get, wait, wait_for, ready_count, valid, exceptions after all ran") {
   thread_pool pool(2);
   SUBCASE("results in block order") {
-    auto mf = pool.submit_blocks(
-        0, 100, [](int b, int e) { return e - b; }, 8);
+    auto mf = pool.submit_blocks(0, 100, [](int b, int e) { return e - b; }, 8);
     CHECK(mf.valid());
     const std::vector<int> sizes = mf.get();
     CHECK(sizes == std::vector<int>{13, 13, 13, 13, 12, 12, 12, 12});

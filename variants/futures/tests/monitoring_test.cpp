@@ -224,8 +224,7 @@ TEST_CASE("purge: drops queued tasks (futures report broken_promise), running ta
   std::vector<std::future<int>> dropped;
   for (int i = 0; i < 3; ++i) dropped.push_back(pool.submit_task([&] { return ran.fetch_add(1); }));
   for (int i = 0; i < 4; ++i) pool.detach_task([&ran, token] { ran.fetch_add(1); });
-  pool.detach_loop(
-      0, 100, [&ran, token](int) { ran.fetch_add(1); }, 5);
+  pool.detach_loop(0, 100, [&ran, token](int) { ran.fetch_add(1); }, 5);
   CHECK(token.use_count() == 1 + 4 + 1);  // four tasks and one shared loop body hold it
   CHECK(pool.get_tasks_queued() == 3 + 4 + 5);
   CHECK(pool.purge() == 12);

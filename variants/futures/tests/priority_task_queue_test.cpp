@@ -12,7 +12,7 @@ using pools::task_function;
 
 namespace {
 const auto always = [] { return true; };
-}
+}  // namespace
 
 TEST_CASE("priority_task_queue: priority order, FIFO among equals, take_all, admission") {
   namespace pf = pools::futures;

@@ -17,9 +17,7 @@ using namespace futures_test;
 
 namespace {
 template <class Pool>
-concept takes_priority = requires(Pool& p) {
-  p.detach_task(pf::pr::high, [] {});
-};
+concept takes_priority = requires(Pool& p) { p.detach_task(pf::pr::high, [] {}); };
 }  // namespace
 
 static_assert(takes_priority<pf::priority_thread_pool>);
@@ -58,17 +56,14 @@ TEST_CASE("priorities: loops take a priority for all their tasks") {
     std::lock_guard lock(m);
     order.push_back(c);
   };
-  pool.detach_loop(
-      pf::pr::low, 0, 4, [&](int) { record('l'); }, 2);
-  pool.detach_blocks(
-      pf::pr::high, 0, 4, [&](int, int) { record('b'); }, 2);
+  pool.detach_loop(pf::pr::low, 0, 4, [&](int) { record('l'); }, 2);
+  pool.detach_blocks(pf::pr::high, 0, 4, [&](int, int) { record('b'); }, 2);
   pool.detach_sequence(pf::pr::highest, 0, 2, [&](int) { record('s'); });
   auto mf = pool.submit_sequence(pf::pr::lowest, 0, 2, [&](int i) {
     record('z');
     return i;
   });
-  auto mb = pool.submit_blocks(
-      pf::pr::normal, 0, 2, [&](int, int) { record('n'); }, 1);
+  auto mb = pool.submit_blocks(pf::pr::normal, 0, 2, [&](int, int) { record('n'); }, 1);
   auto ml = pool.submit_loop(pf::pr::normal, 0, 1, [&](int) { record('m'); });
   pool.unpause();
   CHECK(mf.get() == std::vector<int>{0, 1});

@@ -73,7 +73,7 @@ TEST_CASE_TEMPLATE("timer: cancel() prevents the run and releases the drain at o
     CHECK(handle.cancel());
     CHECK_FALSE(handle.pending());
     CHECK_FALSE(handle.cancel());  // only once
-  }                                // drains: must not wait for the deadline
+  }  // drains: must not wait for the deadline
   CHECK(clock_type::now() - start < 10s);
   CHECK(runs.load() == 0);
   CHECK(payload::live() == 0);   // the cancelled task was destroyed, with what it owned

@@ -91,7 +91,7 @@ class task_promise final : public promise_base {
   task<T> get_return_object() noexcept;
 
   template <class U = T>
-  requires std::is_convertible_v<U&&, T>
+    requires std::is_convertible_v<U&&, T>
   void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     value_.emplace(std::forward<U>(value));
   }

@@ -216,9 +216,9 @@ when_all_range_awaitable<T> when_all(std::vector<task<T>> tasks) {
 
 /// Any other range of tasks (its elements are moved from): as for a vector.
 template <std::ranges::input_range R>
-requires detail::is_task<std::ranges::range_value_t<R>> &&
-    (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)auto when_all(
-        R&& range) {
+  requires detail::is_task<std::ranges::range_value_t<R>> &&
+           (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
+auto when_all(R&& range) {
   using task_t = std::ranges::range_value_t<R>;
   std::vector<task_t> tasks;
   if constexpr (std::ranges::sized_range<R>)

@@ -183,13 +183,16 @@ class promise {
   }
 
   template <class U = T>
-  requires(!std::is_void_v<T> && std::is_constructible_v<T, U&&>) void set_value(U&& value) {
+    requires(!std::is_void_v<T> && std::is_constructible_v<T, U &&>)
+  void set_value(U&& value) {
     state().set_value(std::forward<U>(value));
   }
 
   template <class U = T>
-  requires std::is_void_v<U>
-  void set_value() { state().set_value(); }
+    requires std::is_void_v<U>
+  void set_value() {
+    state().set_value();
+  }
 
   void set_exception(std::exception_ptr e) { state().set_exception(std::move(e)); }
 

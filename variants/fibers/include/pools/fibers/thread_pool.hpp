@@ -71,7 +71,7 @@ class thread_pool {
   /// Starts f() as a fiber. From inside the pool it goes on the calling worker's deque (where
   /// idle workers steal it); from outside, on the shared injection queue.
   template <class F>
-  requires std::is_invocable_v<std::decay_t<F>>
+    requires std::is_invocable_v<std::decay_t<F>>
   auto spawn(F&& f) -> join_handle<std::invoke_result_t<std::decay_t<F>>> {
     using R = std::invoke_result_t<std::decay_t<F>>;
     auto* t = new detail::task<std::decay_t<F>, R, true>(*scheduler_, true, std::forward<F>(f));
@@ -82,16 +82,18 @@ class thread_pool {
   /// pools::Executor: runs f() once as a detached fiber; an exception goes to
   /// pools::report_unhandled_exception.
   template <class F>
-  requires std::is_invocable_v < std::decay_t<F>
-  & > void post(F&& f) {
+    requires std::is_invocable_v<std::decay_t<F>&>
+  void post(F&& f) {
     submit_or_delete(new detail::task<std::decay_t<F>, void, false>(*scheduler_, false, std::forward<F>(f)));
   }
 
   /// Runs f() as a fiber of this pool and returns its result (or rethrows). From a plain thread
   /// this blocks the thread; from a fiber it suspends the fiber (and runs f inline when it can).
   template <class F>
-  requires std::is_invocable_v<std::decay_t<F>>
-  auto run(F&& f) -> std::invoke_result_t<std::decay_t<F>> { return spawn(std::forward<F>(f)).join(); }
+    requires std::is_invocable_v<std::decay_t<F>>
+  auto run(F&& f) -> std::invoke_result_t<std::decay_t<F>> {
+    return spawn(std::forward<F>(f)).join();
+  }
 
   /// The number of worker threads: the most fibers that run at the same time.
   std::size_t concurrency() const noexcept;

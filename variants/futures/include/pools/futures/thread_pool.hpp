@@ -153,12 +153,12 @@ class basic_thread_pool {
   /// invoked once, as an rvalue (like std::async). An exception it throws goes to
   /// pools::report_unhandled_exception.
   template <class F, class... A>
-  requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
   void detach_task(F&& f, A&&... args) {
     enqueue(pr::normal, bind(std::forward<F>(f), std::forward<A>(args)...));
   }
   template <class F, class... A>
-  requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
   void detach_task(priority_t priority, F&& f, A&&... args) {
     enqueue(priority, bind(std::forward<F>(f), std::forward<A>(args)...));
   }
@@ -166,12 +166,12 @@ class basic_thread_pool {
   /// Queues f(args...) and returns the future of its result; an exception it throws is stored
   /// in the future and rethrown by get().
   template <class F, class... A>
-  requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(F&& f, A&&... args) {
     return submit_impl(pr::normal, std::forward<F>(f), std::forward<A>(args)...);
   }
   template <class F, class... A>
-  requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(priority_t priority, F&& f, A&&... args) {
     return submit_impl(priority, std::forward<F>(f), std::forward<A>(args)...);
   }
@@ -185,85 +185,79 @@ class basic_thread_pool {
 
   /// loop(i) for every index; one task per block.
   template <std::integral A, std::integral B, class F>
-  requires std::invocable < std::decay_t<F>
-  &, index_t < A, B >> void detach_loop(A first, B last, F&& loop, std::size_t blocks = 0) {
+    requires std::invocable<std::decay_t<F>&, index_t<A, B>>
+  void detach_loop(A first, B last, F&& loop, std::size_t blocks = 0) {
     loop_impl(pr::normal, first, last, std::forward<F>(loop), blocks);
   }
   template <std::integral A, std::integral B, class F>
-  requires has_priority && std::invocable < std::decay_t<F>
-  &, index_t < A,
-      B >> void detach_loop(priority_t priority, A first, B last, F&& loop, std::size_t blocks = 0) {
+    requires has_priority && std::invocable<std::decay_t<F>&, index_t<A, B>>
+  void detach_loop(priority_t priority, A first, B last, F&& loop, std::size_t blocks = 0) {
     loop_impl(priority, first, last, std::forward<F>(loop), blocks);
   }
 
   /// As detach_loop, with one future per block.
   template <std::integral A, std::integral B, class F>
-  requires std::invocable < std::decay_t<F>
-  &, index_t < A,
-      B >> [[nodiscard]] multi_future<void> submit_loop(A first, B last, F&& loop, std::size_t blocks = 0) {
+    requires std::invocable<std::decay_t<F>&, index_t<A, B>>
+  [[nodiscard]] multi_future<void> submit_loop(A first, B last, F&& loop, std::size_t blocks = 0) {
     return submit_loop_impl(pr::normal, first, last, std::forward<F>(loop), blocks);
   }
   template <std::integral A, std::integral B, class F>
-  requires has_priority && std::invocable < std::decay_t<F>
-  &, index_t < A,
-      B >> [[nodiscard]] multi_future<void> submit_loop(priority_t priority, A first, B last, F&& loop,
-                                                        std::size_t blocks = 0) {
+    requires has_priority && std::invocable<std::decay_t<F>&, index_t<A, B>>
+  [[nodiscard]] multi_future<void> submit_loop(priority_t priority, A first, B last, F&& loop,
+                                               std::size_t blocks = 0) {
     return submit_loop_impl(priority, first, last, std::forward<F>(loop), blocks);
   }
 
   /// block(begin, end) for every block.
   template <std::integral A, std::integral B, class F>
-  requires std::invocable < std::decay_t<F>
-  &, index_t<A, B>, index_t < A, B >> void detach_blocks(A first, B last, F&& block, std::size_t blocks = 0) {
+    requires std::invocable<std::decay_t<F>&, index_t<A, B>, index_t<A, B>>
+  void detach_blocks(A first, B last, F&& block, std::size_t blocks = 0) {
     blocks_impl(pr::normal, first, last, std::forward<F>(block), blocks);
   }
   template <std::integral A, std::integral B, class F>
-  requires has_priority && std::invocable < std::decay_t<F>
-  &, index_t<A, B>, index_t < A,
-      B >> void detach_blocks(priority_t priority, A first, B last, F&& block, std::size_t blocks = 0) {
+    requires has_priority && std::invocable<std::decay_t<F>&, index_t<A, B>, index_t<A, B>>
+  void detach_blocks(priority_t priority, A first, B last, F&& block, std::size_t blocks = 0) {
     blocks_impl(priority, first, last, std::forward<F>(block), blocks);
   }
 
   /// As detach_blocks; the futures hold each block's result, in block order.
   template <std::integral A, std::integral B, class F, class I = index_t<A, B>>
-  requires std::invocable < std::decay_t<F>
-  &, I,
-      I > [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I, I>> submit_blocks(
-              A first, B last, F&& block, std::size_t blocks = 0) {
+    requires std::invocable<std::decay_t<F>&, I, I>
+  [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I, I>> submit_blocks(
+      A first, B last, F&& block, std::size_t blocks = 0) {
     return submit_blocks_impl(pr::normal, first, last, std::forward<F>(block), blocks);
   }
   template <std::integral A, std::integral B, class F, class I = index_t<A, B>>
-  requires has_priority && std::invocable < std::decay_t<F>
-  &, I,
-      I > [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I, I>> submit_blocks(
-              priority_t priority, A first, B last, F&& block, std::size_t blocks = 0) {
+    requires has_priority && std::invocable<std::decay_t<F>&, I, I>
+  [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I, I>> submit_blocks(
+      priority_t priority, A first, B last, F&& block, std::size_t blocks = 0) {
     return submit_blocks_impl(priority, first, last, std::forward<F>(block), blocks);
   }
 
   /// seq(i) for every index, one task per index.
   template <std::integral A, std::integral B, class F>
-  requires std::invocable < std::decay_t<F>
-  &, index_t < A, B >> void detach_sequence(A first, B last, F&& seq) {
+    requires std::invocable<std::decay_t<F>&, index_t<A, B>>
+  void detach_sequence(A first, B last, F&& seq) {
     sequence_impl(pr::normal, first, last, std::forward<F>(seq));
   }
   template <std::integral A, std::integral B, class F>
-  requires has_priority && std::invocable < std::decay_t<F>
-  &, index_t < A, B >> void detach_sequence(priority_t priority, A first, B last, F&& seq) {
+    requires has_priority && std::invocable<std::decay_t<F>&, index_t<A, B>>
+  void detach_sequence(priority_t priority, A first, B last, F&& seq) {
     sequence_impl(priority, first, last, std::forward<F>(seq));
   }
 
   /// As detach_sequence; one future per index, in index order.
   template <std::integral A, std::integral B, class F, class I = index_t<A, B>>
-  requires std::invocable < std::decay_t<F>
-  &, I > [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I>> submit_sequence(A first,
-                                                                                               B last,
-                                                                                               F&& seq) {
+    requires std::invocable<std::decay_t<F>&, I>
+  [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I>> submit_sequence(A first, B last,
+                                                                                        F&& seq) {
     return submit_sequence_impl(pr::normal, first, last, std::forward<F>(seq));
   }
   template <std::integral A, std::integral B, class F, class I = index_t<A, B>>
-  requires has_priority && std::invocable < std::decay_t<F>
-  &, I > [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I>> submit_sequence(
-             priority_t priority, A first, B last, F&& seq) {
+    requires has_priority && std::invocable<std::decay_t<F>&, I>
+  [[nodiscard]] multi_future<std::invoke_result_t<std::decay_t<F>&, I>> submit_sequence(priority_t priority,
+                                                                                        A first, B last,
+                                                                                        F&& seq) {
     return submit_sequence_impl(priority, first, last, std::forward<F>(seq));
   }
 
@@ -720,7 +714,9 @@ class basic_thread_pool {
   }
 
   void notify_waiters() {
-    { std::lock_guard lock(wait_mutex_); }  // a waiter between its check and its sleep finishes first
+    {
+      std::lock_guard lock(wait_mutex_);
+    }  // a waiter between its check and its sleep finishes first
     wait_cv_.notify_all();
   }
 

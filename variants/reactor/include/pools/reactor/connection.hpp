@@ -106,7 +106,7 @@ class connection : public std::enable_shared_from_this<Derived> {
   /// object alive until the handler has run or been destroyed. Hand it to one asynchronous
   /// operation; do not store it in the object (that is a cycle).
   template <class MemFn>
-  requires std::is_member_function_pointer_v<MemFn>
+    requires std::is_member_function_pointer_v<MemFn>
   auto bind(MemFn fn) {
     return boost::asio::bind_executor(executor_, detail::owning_call<Derived, MemFn>{self(), fn});
   }
@@ -115,7 +115,7 @@ class connection : public std::enable_shared_from_this<Derived> {
   /// owner has gone, it does nothing. For callbacks that are stored, or that must not extend
   /// the object's life (a periodic statistics timer, a registry's notification).
   template <class MemFn>
-  requires std::is_member_function_pointer_v<MemFn>
+    requires std::is_member_function_pointer_v<MemFn>
   auto bind_weak(MemFn fn) {
     return boost::asio::bind_executor(executor_,
                                       detail::observing_call<Derived, MemFn>{this->weak_from_this(), fn});
@@ -124,7 +124,7 @@ class connection : public std::enable_shared_from_this<Derived> {
   /// Calls (obj.*fn)(args...) later on this object's executor, keeping the object alive until
   /// then. Arguments are stored by value (decay-copied), never by reference.
   template <class MemFn, class... Args>
-  requires std::is_member_function_pointer_v<MemFn>
+    requires std::is_member_function_pointer_v<MemFn>
   void post(MemFn fn, Args&&... args) {
     boost::asio::post(executor_,
                       [owner = self(), fn, bound = std::make_tuple(std::forward<Args>(args)...)]() mutable {

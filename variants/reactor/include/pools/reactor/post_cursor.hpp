@@ -90,9 +90,7 @@ class post_cursor {
 
   /// True once the current burst has reached max_run: a pause shorter than stream_gap_ns no
   /// longer ends it.
-  bool in_stream() const noexcept {
-    return burst_ == max_run * ramp_step;
-  }
+  bool in_stream() const noexcept { return burst_ == max_run * ramp_step; }
 
  private:
   std::size_t cursor_ = 0;

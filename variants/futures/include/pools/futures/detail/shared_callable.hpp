@@ -23,8 +23,8 @@ template <class F>
 class shared_callable {
  public:
   template <class G>
-  requires(!std::is_same_v<std::remove_cvref_t<G>, shared_callable>) explicit shared_callable(G&& fn)
-      : state_(new state{F(std::forward<G>(fn))}) {}
+    requires(!std::is_same_v<std::remove_cvref_t<G>, shared_callable>)
+  explicit shared_callable(G&& fn) : state_(new state{F(std::forward<G>(fn))}) {}
 
   shared_callable(const shared_callable& other) noexcept : state_(other.state_) {
     // relaxed: a new reference is made from an existing one, which already keeps state_ alive.
