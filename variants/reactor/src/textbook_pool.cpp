@@ -199,7 +199,12 @@ void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std
   loop& l = owner(fd);
   epoll_event ev{.events = events, .data = {.fd = fd}};
   checked(::epoll_ctl(l.epoll.value, EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
-  l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
+  try {
+    l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
+  } catch (...) {  // std::bad_alloc: leave fd unwatched, as the caller is told it is
+    ::epoll_ctl(l.epoll.value, EPOLL_CTL_DEL, fd, nullptr);
+    throw;
+  }
 }
 
 // Lifetimes. Once epoll_ctl has removed fd, the kernel reports it no more; the callback itself
