@@ -90,14 +90,16 @@ struct textbook_pool::loop {
   // Queues f; false if the loop has exited. (An rvalue reference, not a value: add() takes f only
   // when it accepts it, so the caller can send a refused f elsewhere.)
   bool add(task&& f) {
-    std::unique_lock lock(m);
+    std::lock_guard lock(m);
     if (exited) return false;
     // Wake the loop only if the queue was empty. Otherwise the write that made it non-empty is
     // still pending (or the loop has yet to take the queue), and the loop takes it all at once.
     const bool was_empty = queue.empty();
     queue.push_back(std::move(f));
     POOLS_TRACE_POST(this, 0);
-    lock.unlock();  // first, so the woken loop does not block on the lock we hold
+    // The wake is written under the lock, although the woken loop may then wait for it briefly:
+    // once the lock is free an awake loop can run f, and f may let the pool be destroyed (the
+    // last task a drain waited for). The unlock must be this call's last touch of the loop.
     if (was_empty) POOLS_TRACE_WAKE(this, index);
     if (was_empty) checked(::eventfd_write(wake.value, 1), "eventfd_write");  // count += 1
     return true;
@@ -199,12 +201,7 @@ void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std
   loop& l = owner(fd);
   epoll_event ev{.events = events, .data = {.fd = fd}};
   checked(::epoll_ctl(l.epoll.value, EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
-  try {
-    l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
-  } catch (...) {  // std::bad_alloc: leave fd unwatched, as the caller is told it is
-    ::epoll_ctl(l.epoll.value, EPOLL_CTL_DEL, fd, nullptr);
-    throw;
-  }
+  l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
 }
 
 // Lifetimes. Once epoll_ctl has removed fd, the kernel reports it no more; the callback itself
