@@ -10,38 +10,22 @@
 #include <cstdlib>
 #include <new>
 
+#include "shared_countdown.hpp"
+
 namespace pools::testing {
 
 namespace {
 
 // The this_thread countdown: 0 = disarmed, else the allocations left before the failing one.
 constinit thread_local std::uint64_t tl_countdown = 0;
-// The any_thread countdown, shared. relaxed everywhere: a counter; which thread takes the k-th
-// decrement is the race this mode is about, and nothing is published through it.
-constinit std::atomic<std::uint64_t> g_countdown{0};
-constinit std::atomic<std::uint64_t> g_failures{0};
+constinit detail::shared_countdown g_countdown;  // the any_thread one; counts both scopes' failures
+// relaxed: a statistic.
 constinit std::atomic<std::uint64_t> g_allocations{0};
 
 bool should_fail() noexcept {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (tl_countdown != 0) {
-    if (--tl_countdown == 0) {
-      g_failures.fetch_add(1, std::memory_order_relaxed);
-      return true;
-    }
-    return false;
-  }
-  std::uint64_t left = g_countdown.load(std::memory_order_relaxed);
-  while (left != 0) {
-    if (g_countdown.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
-      if (left == 1) {
-        g_failures.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
-      return false;
-    }
-  }
-  return false;
+  if (tl_countdown != 0) return --tl_countdown == 0 && g_countdown.fail();
+  return g_countdown.tick();
 }
 
 void* allocate(std::size_t size, std::size_t alignment) noexcept {
@@ -61,26 +45,26 @@ void* allocate_or_throw(std::size_t size, std::size_t alignment) {
 }  // namespace
 
 fail_allocation::fail_allocation(std::uint64_t k, alloc_scope scope) noexcept
-    : scope_(scope), failures_before_(g_failures.load(std::memory_order_relaxed)) {
+    : scope_(scope), failures_before_(g_countdown.failures()) {
   if (scope == alloc_scope::this_thread)
     tl_countdown = k;
   else
-    g_countdown.store(k, std::memory_order_relaxed);
+    g_countdown.arm(k);
 }
 
 fail_allocation::~fail_allocation() {
   if (scope_ == alloc_scope::this_thread)
     tl_countdown = 0;
   else
-    g_countdown.store(0, std::memory_order_relaxed);
+    g_countdown.disarm();
 }
 
 bool fail_allocation::fired() const noexcept {
-  return g_failures.load(std::memory_order_relaxed) != failures_before_;
+  return g_countdown.failures() != failures_before_;
 }
 
 std::uint64_t injected_allocation_failures() noexcept {
-  return g_failures.load(std::memory_order_relaxed);
+  return g_countdown.failures();
 }
 
 std::uint64_t allocations() noexcept {

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "shared_countdown.hpp"
+
 namespace pools::testing {
 
 namespace {
@@ -29,40 +31,23 @@ F next_definition(const char* name) {
   return reinterpret_cast<F>(f);
 }
 
-// relaxed everywhere: counters and a countdown, nothing is published through them. A test reads
-// the counts after joining, which orders them.
-constinit std::atomic<std::uint64_t> g_countdown{0};  // 0 = disarmed
-constinit std::atomic<std::uint64_t> g_failures{0};
+constinit detail::shared_countdown g_countdown;
+// relaxed: counters; a test reads them after joining, which orders them.
 constinit std::atomic<std::uint64_t> g_started{0};
 constinit std::atomic<std::uint64_t> g_joined{0};
 
-bool should_fail() noexcept {
-  std::uint64_t left = g_countdown.load(std::memory_order_relaxed);
-  while (left != 0) {
-    if (g_countdown.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
-      if (left == 1) {
-        g_failures.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
-      return false;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
-fail_thread_start::fail_thread_start(std::uint64_t n) noexcept
-    : failures_before_(g_failures.load(std::memory_order_relaxed)) {
-  g_countdown.store(n, std::memory_order_relaxed);
+fail_thread_start::fail_thread_start(std::uint64_t n) noexcept : failures_before_(g_countdown.failures()) {
+  g_countdown.arm(n);
 }
 
 fail_thread_start::~fail_thread_start() {
-  g_countdown.store(0, std::memory_order_relaxed);
+  g_countdown.disarm();
 }
 
 bool fail_thread_start::fired() const noexcept {
-  return g_failures.load(std::memory_order_relaxed) != failures_before_;
+  return g_countdown.failures() != failures_before_;
 }
 
 std::uint64_t threads_started() noexcept {
@@ -79,7 +64,7 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
                               void* arg) {
   namespace pt = pools::testing;
   static const auto real = pt::next_definition<pt::create_fn>("pthread_create");
-  if (pt::should_fail()) return EAGAIN;
+  if (pt::g_countdown.tick()) return EAGAIN;
   const int r = real(thread, attr, start, arg);
   if (r == 0) pt::g_started.fetch_add(1, std::memory_order_relaxed);
   return r;
