@@ -104,6 +104,7 @@ void check_post_allocation_failures(std::size_t threads, alloc_scope scope, int 
       Pool pool(threads);
       for (int i = 0; i < unarmed; ++i) pool.post(counted_task{&runs});
       std::vector<counted_task> ts;  // made before arming: only post's own allocations can fail
+      ts.reserve(static_cast<std::size_t>(tasks));
       for (int i = 0; i < tasks; ++i) ts.push_back(counted_task{&runs});
       {
         fail_allocation armed(k, scope);

@@ -81,7 +81,7 @@ class textbook_pool {
   explicit textbook_pool(std::size_t threads) {
     if (threads == 0) throw std::invalid_argument("pools::fibers::textbook_pool: threads must be at least 1");
     for (std::size_t i = 0; i < threads; ++i)
-      workers_.emplace_back([this, i](std::stop_token stop) { work(stop, i); });
+      workers_.emplace_back([this, i](const std::stop_token& stop) { work(stop, i); });
   }
   // No destructor body: workers_ (the last member, so the first destroyed) asks each std::jthread
   // to stop and joins it; a worker leaves once stopped AND the queue is empty: destruction drains.
@@ -149,7 +149,7 @@ class textbook_pool {
   }
 
   // The worker loop, on the worker thread's own stack. Every switch away from a fiber lands here.
-  void work(std::stop_token stop, std::size_t index) {
+  void work(const std::stop_token& stop, std::size_t index) {
     POOLS_TRACE_WORKER(this, "fibers textbook", static_cast<unsigned>(index));
     // request_stop() runs this on the stopping thread. It takes the mutex, so the notify cannot
     // fall between a worker's check of the token and its wait. (Made before our lock: it runs at
