@@ -63,6 +63,15 @@ function(pools_add_test target)
                        ENVIRONMENT "${POOLS_TEST_ENV}")
 endfunction()
 
+# pools_add_fault_test(<target> SOURCES ... LINK ... [LABELS ...])
+# A doctest executable of fault tests (pools/testing/fault_loop.hpp): linked with the fault
+# injection (a replaced operator new, an interposed pthread_create), so kept out of tests_<name>.
+function(pools_add_fault_test target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LINK;LABELS")
+  pools_add_test(${target} SOURCES ${arg_SOURCES} LINK pools_fault_injection ${arg_LINK}
+                 LABELS "faults;${arg_LABELS}" TIMEOUT 600)
+endfunction()
+
 # pools_add_trace_tests(<name> STEALS <yes|no> WORKLOAD <bench arguments>...)
 # With -DPOOLS_TRACE=ON: trace_<name> runs bench_<name> with --trace and checks the file
 # (scripts/trace-run.py, scripts/check-trace.py: Trace Event format, two worker tracks, tasks run =
@@ -202,6 +211,7 @@ endfunction()
 #   include/pools/<name>/...   public headers          -> library pools::<name>
 #   src/*.cpp                  (listed in SOURCES)
 #   tests/*.cpp                doctest unit tests      -> tests_<name>
+#   tests/faults/*.cpp         fault tests (fail_alloc, fail_thread_start) -> faults_<name>
 #   bench/*.cpp                workloads in the variant's own spelling -> bench_<name>
 #                              (none: bench/generic/bench_executor.cpp over the first EXECUTORS type)
 #   <root>/server/drivers/<name>.cpp  the HTTP driver  -> server_<name>
@@ -235,6 +245,12 @@ function(pools_add_variant name)
     if(_tests)
       pools_add_test(tests_${name} SOURCES ${_tests} LINK pools::${name} ${arg_TEST_LINK} LABELS "${name}")
       list(APPEND _parts tests_${name})
+    endif()
+    # tests/faults/*.cpp: the fault tests (allocation and thread start failures) -> faults_<name>
+    file(GLOB _fault_tests CONFIGURE_DEPENDS ${_src}/tests/faults/*.cpp)
+    if(_fault_tests)
+      pools_add_fault_test(faults_${name} SOURCES ${_fault_tests} LINK pools::${name} ${arg_TEST_LINK} LABELS "${name}")
+      list(APPEND _parts faults_${name})
     endif()
     pools_add_conformance(${name} TYPES ${arg_EXECUTORS} HEADERS ${arg_HEADERS} LINK pools::${name})
     list(APPEND _parts conformance_${name})

@@ -76,9 +76,18 @@ void textbook_pool::enqueue(std::coroutine_handle<> h) {
 
 void textbook_pool::start(detached d) {
   d.handle.promise().pool = this;
-  std::lock_guard lock(mutex_);
-  ++unfinished_;  // counted before it can run, so it cannot finish before it is counted
-  queue_.push_back(d.handle);
+  std::unique_lock lock(mutex_);
+  try {
+    queue_.push_back(d.handle);  // may throw std::bad_alloc (a new block of the deque); then unchanged
+  } catch (...) {
+    // Refused: nobody else has seen the coroutine, so it is not counted (a count left behind
+    // would keep the destructor waiting forever) and its frame, with the callable or task it
+    // holds, is destroyed here; the caller gets the exception.
+    lock.unlock();
+    d.handle.destroy();
+    throw;
+  }
+  ++unfinished_;  // counted before it can run (we hold the lock), so it cannot finish uncounted
   POOLS_TRACE_POST(this, POOLS_TRACE_ID(d.handle.address()));
   POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
   POOLS_TRACE_WAKE_ANY(this);

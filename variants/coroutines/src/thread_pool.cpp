@@ -204,15 +204,18 @@ bool thread_pool::take_timers(detail::worker& w, void*& out) {
   if (next == detail::timer_queue::never) return false;  // no clock read while no timer exists
   const std::int64_t now = detail::timer_queue::to_ns(clock::now());
   if (now < next) return false;
-  std::vector<std::coroutine_handle<>> due;
-  timers_.take_due(now, due);
-  if (due.empty()) return false;
-  out = due.front().address();
+  // A batch on the stack, not a vector: this runs on a worker, where a std::bad_alloc would have
+  // no caller to go to. Timers due beyond the batch are taken on the next look.
+  constexpr std::size_t max_batch = 32;
+  std::coroutine_handle<> due[max_batch];
+  const std::size_t n = timers_.take_due(now, due, max_batch);
+  if (n == 0) return false;
+  out = due[0].address();
   // Reversed, so the worker pops them in deadline order after the first.
-  for (std::size_t i = due.size(); i-- > 1;) w.deque.push(due[i].address());
+  for (std::size_t i = n; i-- > 1;) w.deque.push(due[i].address());
   // Fenced, unlike a fork's wake_hint(): these were due to run now, and this worker may run the
   // first one for long (the searching hole).
-  if (due.size() > 1) wake_for_new_work();
+  if (n > 1) wake_for_new_work();
   return true;
 }
 
@@ -407,27 +410,41 @@ void thread_pool::wake_all() noexcept {
   }
 }
 
+// A thread inside inject() or add_timer(), counted in submitters_ from its first touch of the
+// pool to its last. The decrement is in a destructor so that it also runs when the push throws
+// std::bad_alloc: a count left behind would keep the pool's destructor spinning forever.
+class thread_pool::submitter {
+ public:
+  explicit submitter(std::atomic<std::uint32_t>& count) noexcept : count_(count) {
+    // relaxed: sequenced before the push, which publishes the item; whatever the pushed coroutine
+    // does, and so a destruction that depends on it, happens after this increment.
+    count_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // release: the last touch of the pool. The destructor waits for 0 with acquire (see there).
+  ~submitter() { count_.fetch_sub(1, std::memory_order_release); }
+  submitter(const submitter&) = delete;
+  submitter& operator=(const submitter&) = delete;
+
+ private:
+  std::atomic<std::uint32_t>& count_;
+};
+
 void thread_pool::inject(std::coroutine_handle<> h) {
-  // relaxed: sequenced before the push, which publishes the item; whatever the pushed coroutine
-  // does, and so a destruction that depends on it, happens after this increment.
-  submitters_.fetch_add(1, std::memory_order_relaxed);
+  const submitter counted(submitters_);
   POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
-  injected_.push(h.address());  // publishes with a seq_cst store (two_lock_queue.hpp)
+  injected_.push(h.address());  // publishes with a seq_cst store (two_lock_queue.hpp); may throw
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   wake_for_new_work();
-  // release: the last touch of the pool. The destructor waits for 0 with acquire (see there).
-  submitters_.fetch_sub(1, std::memory_order_release);
 }
 
 void thread_pool::add_timer(std::chrono::steady_clock::time_point deadline, std::coroutine_handle<> h) {
-  submitters_.fetch_add(1, std::memory_order_relaxed);  // relaxed: as in inject()
+  const submitter counted(submitters_);
   POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));  // into the timer queue
-  if (timers_.add(deadline, h)) {
+  if (timers_.add(deadline, h)) {  // may throw std::bad_alloc (the heap grows): h is then not queued
     // The new earliest deadline: a parked worker may be sleeping past it; the parker reads
     // next_deadline() after its fence.
     wake_for_new_work();
   }
-  submitters_.fetch_sub(1, std::memory_order_release);  // release: as in inject()
 }
 
 thread_pool::statistics thread_pool::stats() const noexcept {

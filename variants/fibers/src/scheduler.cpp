@@ -61,10 +61,18 @@ scheduler::scheduler(const pool_options& options)
   }
   workers_.reserve(options.threads);
   for (std::size_t i = 0; i < options.threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
-  for (auto& w : workers_) {
-    worker* raw = w.get();
-    w->thread = std::thread([this, raw] { worker_main(*raw); });
-    pools::name_thread(w->thread, "fibers-" + std::to_string(raw->index));
+  try {
+    for (auto& w : workers_) {
+      worker* raw = w.get();
+      w->thread = std::thread([this, raw] { worker_main(*raw); });
+      pools::name_thread(w->thread, "fibers-" + std::to_string(raw->index));
+    }
+  } catch (...) {
+    // A thread could not start (std::system_error). No destructor runs for a constructor that
+    // throws, and a joinable std::thread destroyed unjoined calls std::terminate: stop and join
+    // the workers that did start (nothing was submitted yet, so the drain is immediate).
+    shutdown();
+    throw;
   }
 }
 
@@ -109,7 +117,9 @@ void scheduler::shutdown() {
     }
   }
   park_cv_.notify_all();  // (not traced as wakes: they end the workers, they bring no work)
-  for (auto& w : workers_) w->thread.join();
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();  // not joinable: its start failed (constructor)
+  }
   joined_ = true;
   // What can be left in the queues now is stale entries of tasks their joiners ran inline (each
   // holds a reference): nothing alive, no fiber. Drop them.
@@ -138,7 +148,14 @@ void scheduler::submit(task_base* t) {
   if (w != nullptr && w->sched == this) {
     bump(w->created);  // before the push: a thief may finish the task before we return
     POOLS_TRACE_POST(this, POOLS_TRACE_ID(t));
-    w->deque.push(item_of(t));
+    try {
+      w->deque.push(item_of(t));  // may throw std::bad_alloc (the ring grows); then unchanged
+    } catch (...) {
+      // Not queued: take the count back (only this worker writes it), or the drain would wait
+      // for a task that never runs. The caller deletes the task and gets the exception.
+      w->created.store(w->created.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+      throw;
+    }
     notify_one_if_sleeping();
   } else {
     inject(item_of(t), true);
@@ -169,8 +186,10 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   // worker can pop it, the pool can finish draining and free itself. No worker can pop it while
   // we hold the lock, and the unlock is our last access to *this.
   std::lock_guard lock(inject_mutex_);
+  injected_.push_back(item);  // may throw std::bad_alloc; then nothing is queued and nothing counted
+  // Counted after the push, under the lock, so before any worker can pop it: a refused task
+  // left no count behind for the drain to wait on.
   if (new_task) external_created_.fetch_add(1, std::memory_order_release);
-  injected_.push_back(item);
   POOLS_TRACE_POST(this, trace_id(item));
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   // relaxed: the fence in notify_one_if_sleeping orders it before the read of sleepers_ (Dekker:

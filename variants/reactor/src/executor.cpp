@@ -59,7 +59,12 @@ executor::executor(std::size_t threads, reactor::strategy s) : strategy_(s), thr
       pools::name_thread(threads_.back(), "reactor-" + std::to_string(i));
     }
   } catch (...) {
-    stop();  // a thread failed to start: drain and join the ones that did, then report it
+    // A thread failed to start (std::system_error). Nothing has been posted yet, so there is
+    // nothing to drain and no cross-context post to wait for — and request_stop()'s markers would
+    // wait forever on a context that has no thread. Release the guards, join the threads that did
+    // start, and report it.
+    release_work();
+    for (auto& t : threads_) t.join();
     throw;
   }
 }

@@ -69,14 +69,16 @@ struct textbook_pool::loop {
   // Queues f; false if the loop has exited. (An rvalue reference, not a value: add() takes f only
   // when it accepts it, so the caller can send a refused f elsewhere.)
   bool add(task&& f) {
-    std::unique_lock lock(m);
+    std::lock_guard lock(m);
     if (exited) return false;
     // Wake the loop only if the queue was empty. Otherwise the write that made it non-empty is
     // still pending (or the loop has yet to take the queue), and the loop takes it all at once.
     const bool was_empty = queue.empty();
     queue.push_back(std::move(f));
     POOLS_TRACE_POST(this, 0);
-    lock.unlock();  // first, so the woken loop does not block on the lock we hold
+    // The wake is written under the lock, although the woken loop may then wait for it briefly:
+    // once the lock is free an awake loop can run f, and f may let the pool be destroyed (the
+    // last task a drain waited for). The unlock must be this call's last touch of the loop.
     if (was_empty) POOLS_TRACE_WAKE(this, index);
     if (was_empty) poller.wake();
     return true;

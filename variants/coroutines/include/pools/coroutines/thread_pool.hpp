@@ -114,8 +114,7 @@ class thread_pool final : public scheduler {
     static_assert(std::is_invocable_v<std::decay_t<F>&>, "post: f must be callable as f()");
     auto h = detail::run_posted<std::decay_t<F>>(std::forward<F>(f)).handle;
     h.promise().pool = this;
-    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by start's release
-    start(h);
+    start_counted(h);
   }
 
   /// Detaches `t` onto the pool. The pool owns its frame and frees it when the task finishes.
@@ -128,8 +127,7 @@ class thread_pool final : public scheduler {
       throw std::invalid_argument("pools::coroutines::thread_pool::spawn: empty or finished task");
     auto h = t.release();
     h.promise().set_detached(this);
-    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by start's release
-    start(h);
+    start_counted(h);  // on std::bad_alloc the task is destroyed, not run
   }
 
   struct schedule_awaiter {
@@ -198,6 +196,20 @@ class thread_pool final : public scheduler {
     }
   }
 
+  /// New detached work (post, spawn): counted for the drain, then started. If the start throws
+  /// (std::bad_alloc from the injection queue), the count is taken back and the coroutine, which
+  /// nobody else has seen, is destroyed; the caller gets the exception.
+  void start_counted(std::coroutine_handle<> h) {
+    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by start's release
+    try {
+      start(h);
+    } catch (...) {
+      h.destroy();
+      task_finished();  // as if it had run: a drain waiting for the count is told
+      throw;
+    }
+  }
+
   friend void detail::detached_done(thread_pool*) noexcept;
 
   thread_pool(std::size_t threads, pools::park_hook* hook);
@@ -214,6 +226,7 @@ class thread_pool final : public scheduler {
   /// Runs the park hook's ready completions on worker `w` (owner only; no-op without a hook).
   void poll_hook(detail::worker& w);
   void inject(std::coroutine_handle<> h);
+  class submitter;  // counts a thread in inject() / add_timer() (thread_pool.cpp)
   void set_idle(unsigned index) noexcept;
   bool clear_idle(unsigned index) noexcept;
   static constexpr std::size_t no_worker = ~std::size_t{0};

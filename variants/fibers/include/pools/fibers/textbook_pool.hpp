@@ -14,8 +14,8 @@
 // to it again. The two switches, run() and suspend(), are in src/textbook_switch.cpp, with who
 // owns a fiber's stack and when it is freed. Everything else is here.
 //
-// ONE LOCK. One mutex_ guards everything shared: the run queue of ready fibers, stopping_, and
-// each fiber's done and joiner. Idle workers sleep on a condition variable; each fiber made ready
+// ONE LOCK. One mutex_ guards everything shared: the run queue of ready fibers and each fiber's
+// done and joiner. Idle workers sleep on a condition variable; each fiber made ready
 // wakes one. Only work(), the worker loop, touches a fiber that has run: it puts it back in the
 // queue or registers it as a joiner, always after the fiber has switched away (join() says why).
 //
@@ -51,6 +51,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -83,15 +84,13 @@ class textbook_pool {
  public:
   explicit textbook_pool(std::size_t threads) {
     if (threads == 0) throw std::invalid_argument("pools::fibers::textbook_pool: threads must be at least 1");
-    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    for (std::size_t i = 0; i < threads; ++i)
+      workers_.emplace_back([this, i](const std::stop_token& stop) { work(stop, i); });
   }
-  // Then workers_ (the last member, so the first destroyed) joins its threads, which return
-  // once the queue is empty: destruction drains.
-  ~textbook_pool() {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    work_ready_.notify_all();
-  }
+  // No destructor body: workers_ (the last member, so the first destroyed) asks each std::jthread
+  // to stop and joins it; a worker leaves once stopped AND the queue is empty: destruction drains.
+  // The same holds when a thread cannot start: the exception destroys workers_, which stops and
+  // joins the threads that did start, and a stop token reaches exactly the thread it belongs to.
 
   /// What spawn() returns. Plain data: the result to read, and the fiber to wait for.
   template <class R>
@@ -160,8 +159,15 @@ class textbook_pool {
   }
 
   // The worker loop, on the worker thread's own stack. Every switch away from a fiber lands here.
-  void work(std::size_t index) {
+  void work(const std::stop_token& stop, std::size_t index) {
     POOLS_TRACE_WORKER(this, "fibers textbook", static_cast<unsigned>(index));
+    // request_stop() runs this on the stopping thread. It takes the mutex, so the notify cannot
+    // fall between a worker's check of the token and its wait. (Made before our lock: it runs at
+    // once, here, when the stop came first.)
+    const std::stop_callback wake(stop, [this] {
+      std::lock_guard lock(mutex_);
+      work_ready_.notify_all();
+    });
     std::unique_lock lock(mutex_);
     for (;;) {
       // Sleep until a fiber is ready or the pool stops. Leaving on an empty queue drains all: a
@@ -169,7 +175,7 @@ class textbook_pool {
       // running, and the worker running that one comes back here and finds what it made ready.
       // (wait(lock, predicate) is this loop, spelled out so that each real sleep is recorded:
       // POOLS_TRACE_PARKED is the wait itself, traced as a park when tracing is on, pools/trace.hpp.)
-      while (queue_.empty() && !stopping_) POOLS_TRACE_PARKED(this, work_ready_.wait(lock));
+      while (queue_.empty() && !stop.stop_requested()) POOLS_TRACE_PARKED(this, work_ready_.wait(lock));
       if (queue_.empty()) return;
       std::shared_ptr<textbook_detail::fiber> f = std::move(queue_.front());
       queue_.pop_front();
@@ -192,9 +198,8 @@ class textbook_pool {
   }
 
   std::mutex mutex_;
-  std::condition_variable work_ready_;  // "queue_ not empty, or stopping_"
+  std::condition_variable work_ready_;  // "queue_ not empty, or a stop was requested"
   std::deque<std::shared_ptr<textbook_detail::fiber>> queue_;
-  bool stopping_ = false;
   std::vector<std::jthread> workers_;
 };
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -39,16 +40,19 @@ class timer_queue {
     return earliest;
   }
 
-  /// Appends every sleeper whose deadline is <= now to `out`.
-  template <class Out>
-  void take_due(std::int64_t now, Out& out) {
+  /// Moves up to `max` sleepers whose deadline is <= now into out[0..n), earliest first, and
+  /// returns n. Allocates nothing (a worker has no caller to hand std::bad_alloc to); the due
+  /// sleepers beyond `max` stay, and next_deadline() still says they are due.
+  std::size_t take_due(std::int64_t now, std::coroutine_handle<>* out, std::size_t max) {
     std::lock_guard lock(mutex_);
-    while (!heap_.empty() && heap_.top().deadline <= now) {
-      out.push_back(heap_.top().handle);
+    std::size_t n = 0;
+    while (n < max && !heap_.empty() && heap_.top().deadline <= now) {
+      out[n++] = heap_.top().handle;
       heap_.pop();
     }
     // relaxed: as in add(); written under the lock, so it never goes backwards past a new timer.
     next_deadline_.store(heap_.empty() ? never : heap_.top().deadline, std::memory_order_relaxed);
+    return n;
   }
 
   /// The earliest deadline in steady_clock nanoseconds, or `never`. A hint: may be stale.
