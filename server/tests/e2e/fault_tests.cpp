@@ -116,6 +116,7 @@ TEST_CASE(
 
   const auto flood_began = std::chrono::steady_clock::now();
   std::vector<int> flood;
+  flood.reserve(120);
   for (int i = 0; i < 120; ++i) flood.push_back(idle_connection(port));
   REQUIRE_MESSAGE(wait_for_log(server, "accept: Too many open files", e2e::io_timeout()),
                   "the server never ran out of descriptors; stderr:\n", server.stderr_text());
@@ -175,6 +176,7 @@ TEST_CASE("faults: --max-connections above the soft descriptor limit raises it, 
   CHECK(soft < 4096);
   CHECK(stats(port)["connections"]["max"].get<std::uint64_t>() == 200);
   std::vector<std::unique_ptr<client>> clients;
+  clients.reserve(100);
   int served = 0;
   for (int i = 0; i < 100; ++i) {
     clients.push_back(std::make_unique<client>(port));

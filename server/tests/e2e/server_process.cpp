@@ -40,6 +40,7 @@ std::string slurp(const std::filesystem::path& p) {
 pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& out,
             const std::filesystem::path& err, const std::vector<resource_limit>& limits) {
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const pid_t pid = ::fork();
