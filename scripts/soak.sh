@@ -8,7 +8,7 @@
 #   scripts/soak.sh --duration 120 --build build-release futures
 #   scripts/soak.sh --quick futures          25 s: everything but the memory verdict (below)
 #
-# Options: --build DIR (default build), --duration S (240), --warmup S (60), --sample S (5),
+# Options: --build DIR (default build), --duration S (600), --warmup S (60), --sample S (5),
 # --threads N (2), --quick (--warmup 5 --duration 20 --sample 1, memory not judged), --out DIR
 # (default /tmp/pools-soak-<time>: the table, each server's stderr, wrk output, VmRSS samples).
 #
@@ -28,18 +28,18 @@
 #
 # Memory: VmRSS is sampled every --sample seconds through the measured load, and judged by the
 # slope of a least-squares line through the samples of its second half, in % of that half's mean
-# per minute: it must be below 1 %/min. Not start against end: the resident set grows in steps
-# with the highest concurrency seen (connection buffers, coroutine frames, fiber stacks, malloc's
-# per-thread arenas) and then stays flat, so a start-vs-end rule fails a server that took one
-# late step and passes a slow leak that started late; a slope over the second half ignores the
-# warm-up and sees a trend. Why 1 %/min: the load makes tens of millions of requests (most of them
-# pipelined) and some 5,000 connections a minute, so on these 5-9 MiB processes 1 %/min (50-90
-# KiB) is a leak of far less than a byte per request, or some 15 bytes per connection, smaller
-# than any object either allocates. A step of a few hundred KiB inside the second half would
-# still fail it, which is why the warm-up and the first half are long: sampled every 15 s, every
-# server reached its level within its first 45-75 s of load and stayed there for the next 3
-# minutes. --quick is too short for that (its second half is still warm-up): it prints the slope
-# but does not judge it.
+# per minute: it must be below 2 %/min. Not start against end: the resident set grows in steps
+# (the highest concurrency seen so far: connection buffers, queued tasks, coroutine frames, fiber
+# stacks, malloc's per-thread arenas) and is flat between them. A step comes whenever the random
+# load sets a new peak, so steps keep coming, ever more rarely, and one lands at the start of the
+# measured load, when wrk restarts and old and new connections overlap. A start-vs-end rule
+# counts any step as growth; a slope over the second half of a long run sees a trend (growth that
+# goes on) and dilutes a step: one step of S KiB moves the slope by at most 1.5 S per half-length,
+# 0.3 S per minute with the default 10 minutes. Why 2 %/min: on these 5-9 MiB processes it is
+# 100-180 KiB a minute, so it lets one late step of up to ~400 KiB pass, yet the load makes tens
+# of millions of requests (most of them pipelined) and some 5,000 connections a minute, so a leak
+# of any object per request, or of 25 bytes per connection, is well above it. --quick is too short
+# for this (its second half is still warm-up): it prints the slope but does not judge it.
 # Everything runs on 127.0.0.1 and is bounded in time (each wrk by its duration plus a margin, the
 # server's start and stop by 20 s and 15 s).
 set -euo pipefail
@@ -54,7 +54,7 @@ VARIANTS = ["coroutines", "fibers", "futures", "reactor"]
 ap = argparse.ArgumentParser(prog="scripts/soak.sh", description="Soak test of the HTTP servers.")
 ap.add_argument("servers", nargs="*", help=f"server names (default: {' '.join(VARIANTS)} found in BUILD/server)")
 ap.add_argument("--build", default="build")
-ap.add_argument("--duration", type=int, default=240, help="seconds of measured load per server")
+ap.add_argument("--duration", type=int, default=600, help="seconds of measured load per server")
 ap.add_argument("--warmup", type=int, default=60, help="seconds of load before the measured load")
 ap.add_argument("--sample", type=float, default=5.0, help="seconds between VmRSS samples")
 ap.add_argument("--threads", type=int, default=2)
@@ -67,7 +67,7 @@ if args.duration < 5 or args.duration > 3600 or args.warmup < 1 or args.warmup >
     ap.error("--duration must be 5..3600 and --warmup 1..600 seconds")
 if not 0.2 <= args.sample <= args.duration / 4:
     ap.error("--sample must be 0.2 s .. a quarter of --duration")
-SLOPE_LIMIT = 1.0  # % of the second half's mean VmRSS per minute (the header says why)
+SLOPE_LIMIT = 2.0  # % of the second half's mean VmRSS per minute (the header says why)
 
 def server_path(name):
     return os.path.join(args.build, "server", f"server_{name}")
