@@ -26,20 +26,20 @@
 # (/stats, within 10 s: only the /stats request's own), and the server exited 0 within 15 s of
 # SIGTERM. Exit status 0 if every check passed, 1 if not, 2 on bad usage.
 #
-# Memory: VmRSS is sampled every --sample seconds through the measured load, and judged by the
-# slope of a least-squares line through the samples of its second half, in % of that half's mean
-# per minute: it must be below 2 %/min. Not start against end: the resident set grows in steps
-# (the highest concurrency seen so far: connection buffers, queued tasks, coroutine frames, fiber
-# stacks, malloc's per-thread arenas) and is flat between them. A step comes whenever the random
-# load sets a new peak, so steps keep coming, ever more rarely; one comes with the start of the
-# measured load, when wrk restarts (in every server's samples, within the first 5 s). A
-# start-vs-end rule counts any step as growth; a slope over the second half of a long run sees a trend (growth that
-# goes on) and dilutes a step: one step of S KiB moves the slope by at most 1.5 S per half-length,
-# 0.3 S per minute with the default 10 minutes. Why 2 %/min: on these 5-9 MiB processes it is
-# 100-180 KiB a minute, so it lets one late step of up to ~350 KiB pass, yet the load makes tens
-# of millions of requests (most of them pipelined) and some 5,000 connections a minute, so a leak
-# of any object per request, or of 25-40 bytes per connection, is above it. --quick is too short
-# for this (its second half is still warm-up): it prints the slope but does not judge it.
+# Memory: VmRSS is sampled every --sample seconds through the measured load, and judged by the slope
+# of a least-squares line through the samples of its second half, in % of that half's mean per
+# minute: it must be below 2 %/min. Not start against end: the resident set grows in steps (the
+# highest concurrency seen so far: connection buffers, queued tasks, coroutine frames, fiber stacks,
+# malloc's per-thread arenas) and is flat between them. A step comes whenever the random load sets a
+# new peak, so steps keep coming, ever more rarely; one comes with the start of the measured load,
+# when wrk restarts (in every server's samples, within the first 5 s). A start-vs-end rule counts
+# any step as growth; a slope over the second half of a long run sees a trend (growth that goes on)
+# and dilutes a step: one step of S KiB moves the slope by at most 1.5 S per half-length, 0.3 S per
+# minute with the default 10 minutes. Why 2 %/min: on these 5-9 MiB processes it is 100-180 KiB a
+# minute, so it lets one late step of up to ~350 KiB pass, yet the load makes tens of millions of
+# requests (most of them pipelined) and some 5,000 connections a minute, so a leak of any object per
+# request, or of 25-40 bytes per connection, is above it. --quick is too short for this (its second
+# half is still warm-up): it prints the slope but does not judge it.
 # Everything runs on 127.0.0.1 and is bounded in time (each wrk by its duration plus a margin, the
 # server's start and stop by 20 s and 15 s).
 set -euo pipefail
