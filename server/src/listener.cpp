@@ -73,14 +73,16 @@ bool listener::out_of_resources(const error_code& ec) {
 }
 
 // Why a pause, and not "log it and accept again" as for other errors: the connection stays in the
-// listen queue, so the listening socket stays readable and Asio's next accept() fails at once, the
-// same way, in a loop that burns the thread and writes a log line each time (hundreds of
-// thousands a second). What frees a descriptor is one of the server's own connections closing, and that needs
-// the event loop. So, as nginx does (on EMFILE/ENFILE it disables its accept events and sets a
-// timer, accept_mutex_delay, 500 ms by default): stop accepting, serve the open connections, try
-// again after accept_backoff. 100 ms: a retry is one accept() call, ten a second cost nothing,
-// and the server takes new connections within 0.1 s of a descriptor coming free. Clients wait in
-// the listen queue meanwhile (its length is the backlog passed to listen(): SOMAXCONN).
+// listen queue, so Asio's next accept() (tried at once, before waiting for epoll) fails the same
+// way, at once, in a loop that burns the thread and writes a log line each time (hundreds of
+// thousands a second). What frees a descriptor is one of the server's own connections closing,
+// and that needs the event loop. So, as nginx does (on EMFILE/ENFILE it disables its accept
+// events and sets a timer, accept_mutex_delay, 500 ms by default): stop accepting, serve the open
+// connections, try again after accept_backoff. 100 ms: a retry is one accept() call, ten a second
+// cost nothing, and the server takes new connections within 0.1 s of a descriptor coming free.
+// Clients wait in the listen queue meanwhile (its length is the backlog passed to listen():
+// SOMAXCONN, capped by net.core.somaxconn); past that, the kernel drops their SYNs and they
+// retry a second later.
 void listener::pause_accepting(const error_code& ec) {
   if (!paused_) {  // one line per episode, however many retries it takes
     paused_ = true;
