@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <cerrno>
 #include <csignal>
 #include <utility>
 
@@ -24,7 +25,8 @@ listener::listener(app& app, executor control, factory make, std::function<execu
       socket_executor_(std::move(socket_executor)),
       acceptor_(asio_support::listen(control_, app.opts())),
       signals_(control_, SIGINT, SIGTERM),
-      deadline_(control_) {
+      deadline_(control_),
+      backoff_(control_) {
   // Posted: the acceptor and the signal set are used on `control` only, and a multi-threaded
   // driver's threads may already be running it.
   asio::post(control_, [this] {
@@ -40,9 +42,11 @@ listener::~listener() = default;
 void listener::accept() {
   auto on_accept = [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;  // `socket` closes
+    if (out_of_resources(ec)) return pause_accepting(ec);                      // no accept() now
     if (ec) {
-      log_warn("accept: {}", ec.message());  // e.g. out of descriptors: keep serving
+      log_warn("accept: {}", ec.message());  // e.g. a client that reset before it was accepted
     } else {
+      if (paused_) resume_accepting();
       auto s = make_(std::move(socket));
       s->listener_ = this;
       {
@@ -59,6 +63,53 @@ void listener::accept() {
     acceptor_.async_accept(std::move(on_accept));
 }
 
+bool listener::out_of_resources(const error_code& ec) {
+  // The process is out of descriptors (EMFILE), the system is (ENFILE), or the kernel has no
+  // memory for another socket (ENOBUFS, ENOMEM). None of these is the client's fault, and none
+  // clears by retrying at once.
+  if (ec.category() != boost::system::system_category()) return false;
+  const int e = ec.value();
+  return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+}
+
+// Why a pause, and not "log it and accept again" as for other errors: the connection stays in the
+// listen queue, so Asio's next accept() (tried at once, before waiting for epoll) fails the same
+// way, at once, in a loop that burns the thread and writes a log line each time (hundreds of
+// thousands a second). What frees a descriptor is one of the server's own connections closing,
+// and that needs the event loop. So, as nginx does (on EMFILE/ENFILE it disables its accept
+// events and sets a timer, accept_mutex_delay, 500 ms by default): stop accepting, serve the open
+// connections, try again after accept_backoff. 100 ms: a retry is one accept() call, ten a second
+// cost nothing, and the server takes new connections within 0.1 s of a descriptor coming free.
+// Clients wait in the listen queue meanwhile (its length is the backlog passed to listen():
+// SOMAXCONN, capped by net.core.somaxconn); past that, the kernel drops their SYNs and they
+// retry a second later.
+void listener::pause_accepting(const error_code& ec) {
+  if (!paused_) {  // one line per episode, however many retries it takes
+    paused_ = true;
+    paused_since_ = std::chrono::steady_clock::now();
+    retries_ = 0;
+    std::size_t open = 0;
+    {
+      std::lock_guard lock(mutex_);
+      open = sessions_.size();
+    }
+    log_warn("accept: {}: pausing, retrying every {} ms; the {} open connections are served meanwhile",
+             ec.message(), accept_backoff.count(), open);
+  }
+  ++retries_;
+  backoff_.expires_after(accept_backoff);
+  backoff_.async_wait([this](error_code e) {
+    if (!e && acceptor_.is_open()) accept();  // cancelled (a signal): stay stopped
+  });
+}
+
+void listener::resume_accepting() {
+  paused_ = false;
+  const auto paused_for =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - paused_since_);
+  log_info("accept: accepting again after {} ms ({} retries)", paused_for.count(), retries_);
+}
+
 std::vector<std::shared_ptr<session_base>> listener::snapshot() {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<session_base>> out;
@@ -73,6 +124,7 @@ void listener::on_signal(int signo) {
     if (!ec) on_signal(s);
   });
   acceptor_.close();
+  backoff_.cancel();  // a paused accept stays stopped
   std::vector<std::shared_ptr<session_base>> open;
   {
     std::lock_guard lock(mutex_);
@@ -113,6 +165,7 @@ void listener::forget(session_base* s) {
   // io_context::run() returns, a reactor's executor can drain.
   asio::post(control_, [this] {
     deadline_.cancel();
+    backoff_.cancel();
     signals_.cancel();
   });
   done_cv_.notify_all();

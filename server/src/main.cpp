@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <pools/server/descriptors.hpp>
 #include <pools/server/log.hpp>
 #include <pools/server/main.hpp>
 #include <pools/trace.hpp>
@@ -7,6 +8,7 @@
 #include <csignal>
 #include <exception>
 #include <string>
+#include <system_error>
 
 namespace pools::server {
 
@@ -17,6 +19,9 @@ int run(const program& prog, int argc, char** argv, const std::function<void(app
   set_log_name("server_" + std::string(prog.name));
   // A peer that disappears must cost one failed write (EPIPE), not the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // Before any descriptor is opened: --max-connections must fit RLIMIT_NOFILE (descriptors.hpp).
+  fit_descriptor_limit(opts);
+  const std::size_t threads = opts.threads;
   try {
     app a(std::move(opts), std::string(prog.name), prog.every_request_is_a_job);
     const auto& o = a.opts();
@@ -40,6 +45,15 @@ int run(const program& prog, int argc, char** argv, const std::function<void(app
       }
     }
     return 0;
+  } catch (const std::system_error& e) {
+    // A thread that cannot start (pthread_create: no memory for its stack, or a limit on threads)
+    // reaches here as std::system_error with EAGAIN, from std::thread in the pool's constructor,
+    // which has stopped and joined the threads it did start. One line and exit 1, not a stack.
+    if (e.code() == std::errc::resource_unavailable_try_again)
+      log_error("cannot start {} threads: {}", threads, e.what());
+    else
+      log_error("{}", e.what());
+    return 1;
   } catch (const std::exception& e) {
     log_error("{}", e.what());
     return 1;

@@ -45,22 +45,8 @@ using namespace std::chrono_literals;
 using e2e::client;
 using e2e::fetch;
 using e2e::get;
+using e2e::temp_dir;
 using e2e::timed;
-
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / fmt::format("pools_e2e_{}_{}", ::getpid(), rd());
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
 
 void write_file(const fs::path& p, std::string_view content) {
   fs::create_directories(p.parent_path());

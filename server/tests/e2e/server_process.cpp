@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <sstream>
+#include <string>
 #include <thread>
 
 extern char** environ;
@@ -30,13 +33,12 @@ std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+// fork and exec rather than posix_spawn: only a child of our own can set its resource limits
+// before the server starts. Between fork and exec the child calls only async-signal-safe functions
+// (open, dup2, close, setrlimit, execve, _exit): the parent may have other threads, whose locks
+// the child inherits held.
 pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& out,
-            const std::filesystem::path& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            const std::filesystem::path& err, const std::vector<resource_limit>& limits) {
   // In a cross build the server is a foreign executable: run it through the emulator ctest runs
   // this test under (POOLS_TEST_EMULATOR, cmake/pools.cmake), e.g. "/usr/bin/qemu-aarch64 -L /".
   std::vector<std::string> words;
@@ -46,12 +48,27 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& o
   }
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(words.size() + 1);
   for (const auto& a : words) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(rc == 0, "cannot start ", words[0], ": ", std::strerror(rc));
+  const pid_t pid = ::fork();
+  REQUIRE_MESSAGE(pid >= 0, "cannot start ", words[0], ": fork: ", std::strerror(errno));
+  if (pid == 0) {
+    auto redirect = [](const char* path, int flags, int target) {
+      const int fd = ::open(path, flags | O_CLOEXEC, 0644);
+      if (fd < 0 || ::dup2(fd, target) < 0) ::_exit(126);  // dup2's copy is not close-on-exec
+      ::close(fd);
+    };
+    redirect("/dev/null", O_RDONLY, STDIN_FILENO);
+    redirect(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, STDOUT_FILENO);
+    redirect(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, STDERR_FILENO);
+    for (const auto& l : limits) {
+      const rlimit r{static_cast<rlim_t>(l.soft), static_cast<rlim_t>(l.hard)};
+      if (::setrlimit(l.resource, &r) != 0) ::_exit(126);
+    }
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);  // as a shell reports a command it cannot run
+  }
   return pid;
 }
 
@@ -75,16 +92,29 @@ void set_server_path(std::string path) {
   g_server = std::move(path);
 }
 
+temp_dir::temp_dir() {
+  std::random_device rd;
+  path = std::filesystem::temp_directory_path() /
+         ("pools_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+  std::filesystem::create_directories(path);
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
 int slowdown() {
   const char* s = std::getenv("POOLS_SANITIZED");
   return s != nullptr && std::string(s) == "1" ? 4 : 1;
 }
 
-server_process::server_process(std::vector<std::string> args, const std::filesystem::path& log_dir)
+server_process::server_process(std::vector<std::string> args, const std::filesystem::path& log_dir,
+                               const std::vector<resource_limit>& limits)
     : out_(log_dir / "server.stdout"), err_(log_dir / "server.stderr") {
   REQUIRE_MESSAGE(!server_path().empty(), "no --server=PATH given");
   args.insert(args.begin(), {server_path(), "--port", "0"});
-  pid_ = spawn(args, out_, err_);
+  pid_ = spawn(args, out_, err_, limits);
   const std::string prefix = "listening on 127.0.0.1:";
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20) * slowdown();
   while (std::chrono::steady_clock::now() < end) {
@@ -148,6 +178,19 @@ std::string server_process::stderr_text() const {
   return slurp(err_);
 }
 
+std::chrono::milliseconds server_process::cpu_time() const {
+  // /proc/PID/stat: fields 14 and 15 (utime, stime) in clock ticks, after "(comm)", which may
+  // hold spaces: count from the last ')'.
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  long long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14) ticks += std::stoll(field);
+  return std::chrono::milliseconds(ticks * 1000 / ::sysconf(_SC_CLK_TCK));
+}
+
 long server_process::peak_rss_kib() const {
   std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
   std::string line;
@@ -157,11 +200,11 @@ long server_process::peak_rss_kib() const {
 }
 
 run_result run_server_command(const std::vector<std::string>& args, const std::filesystem::path& log_dir,
-                              std::chrono::milliseconds limit) {
+                              std::chrono::milliseconds limit, const std::vector<resource_limit>& limits) {
   std::vector<std::string> full{server_path()};
   full.insert(full.end(), args.begin(), args.end());
   const auto out = log_dir / "cmd.stdout", err = log_dir / "cmd.stderr";
-  const pid_t pid = spawn(full, out, err);
+  const pid_t pid = spawn(full, out, err, limits);
   run_result r;
   const auto code = reap(pid, limit * slowdown());
   if (!code) {

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -17,6 +18,22 @@ namespace e2e {
 const std::string& server_path();
 void set_server_path(std::string path);
 
+/// A fresh directory under the system's temporary directory, removed with what it holds.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+};
+
+/// A resource limit the child sets before it starts the server (setrlimit(resource, {soft, hard})),
+/// e.g. {RLIMIT_NOFILE, 64, 64}: how the fault tests make the server run out of something.
+struct resource_limit {
+  int resource;
+  std::uint64_t soft, hard;
+};
+
 /// Slack for sanitizer builds (POOLS_SANITIZED=1): timeouts are multiplied by it.
 int slowdown();
 
@@ -24,7 +41,9 @@ class server_process {
  public:
   /// Starts `server_path()` with `args` plus "--port 0" and waits (bounded) for its
   /// "listening on 127.0.0.1:PORT" line. Fails the test case if it exits or stays silent.
-  explicit server_process(std::vector<std::string> args, const std::filesystem::path& log_dir);
+  /// `limits` are set in the child before the server starts.
+  explicit server_process(std::vector<std::string> args, const std::filesystem::path& log_dir,
+                          const std::vector<resource_limit>& limits = {});
   /// Kills the process if it is still running (a test that wants a clean stop calls stop()).
   ~server_process();
   server_process(const server_process&) = delete;
@@ -39,6 +58,8 @@ class server_process {
   /// SIGTERM, then the exit code (within `limit`); kills it and returns -1 on a timeout.
   int stop(std::chrono::milliseconds limit = std::chrono::seconds(15));
   std::string stderr_text() const;
+  /// The CPU time the process has used so far (user + system), from /proc.
+  std::chrono::milliseconds cpu_time() const;
   /// The peak resident set (VmHWM) in KiB, from /proc.
   long peak_rss_kib() const;
 
@@ -57,6 +78,7 @@ struct run_result {
   std::string output;
 };
 run_result run_server_command(const std::vector<std::string>& args, const std::filesystem::path& log_dir,
-                              std::chrono::milliseconds limit = std::chrono::seconds(20));
+                              std::chrono::milliseconds limit = std::chrono::seconds(20),
+                              const std::vector<resource_limit>& limits = {});
 
 }  // namespace e2e

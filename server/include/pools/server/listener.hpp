@@ -15,11 +15,15 @@
 // What the listener does, on `control` (an executor whose handlers never run concurrently):
 //  - accept: each socket (bound to socket_executor(), or to `control`) becomes a session by
 //    `make`, is registered, then start()ed; accept errors are logged and accepting goes on.
+//    Out of descriptors or socket memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): accepting pauses for
+//    accept_backoff and is retried until it works, one log line when it pauses and one when it
+//    resumes; the open connections are served throughout (listener.cpp says why).
 //  - first signal: log it, close the acceptor (a socket it still hands over is closed
 //    unanswered), shutdown() every open session, arm the deadline (opts().shutdown_timeout).
 //  - the deadline, or a second signal: log how many are cut and drop() every open session.
-//  - done: when a signal came and the last session has closed, the signal wait and the deadline
-//    are cancelled (nothing of the listener is left pending on `control`) and wait() returns.
+//  - done: when a signal came and the last session has closed, the signal wait, the deadline and
+//    a paused accept's timer are cancelled (nothing of the listener is left pending on `control`) and wait()
+//    returns.
 // A dropped session must close soon: its socket is closed, so every operation fails. A callback
 // session closes at once; a fiber or coroutine once the job it is running ends (the query
 // limits bound it), and serve returns then.
@@ -36,6 +40,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -78,6 +83,9 @@ class session_base {
 
 class listener {
  public:
+  /// How long accepting pauses when the process is out of descriptors (listener.cpp: why).
+  static constexpr std::chrono::milliseconds accept_backoff{100};
+
   using executor = boost::asio::any_io_executor;
   using tcp = boost::asio::ip::tcp;
   using factory = std::function<std::shared_ptr<session_base>(tcp::socket)>;
@@ -97,6 +105,9 @@ class listener {
  private:
   friend class session_base;
   void accept();
+  static bool out_of_resources(const boost::system::error_code& ec);
+  void pause_accepting(const boost::system::error_code& ec);
+  void resume_accepting();
   void on_signal(int signo);
   void cut(const char* why);
   void forget(session_base* s);
@@ -109,12 +120,16 @@ class listener {
   tcp::acceptor acceptor_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer deadline_;
+  boost::asio::steady_timer backoff_;  // the pause after an accept out of descriptors
 
   std::mutex mutex_;
   std::condition_variable done_cv_;
   std::unordered_map<session_base*, std::shared_ptr<session_base>> sessions_;
   int signals_seen_ = 0;  // on `control` only
   bool cut_ = false;      // on `control` only
+  bool paused_ = false;   // on `control` only: accepting is paused (out of descriptors)
+  std::chrono::steady_clock::time_point paused_since_;  // on `control` only
+  std::size_t retries_ = 0;                             // on `control` only: of this pause
   bool stopping_ = false;
   bool done_ = false;
 };
