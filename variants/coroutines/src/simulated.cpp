@@ -92,8 +92,17 @@ void simulated::wait_begins(std::coroutine_handle<> h, const char* what, const v
   }
 }
 
-void simulated::wait_cancelled(std::coroutine_handle<> h) noexcept {
+bool simulated::wait_cancelled(std::coroutine_handle<> h) noexcept {
   pending_.erase(h.address());
+  // The operation went through without waiting. On a pool another thread may run anything
+  // between it and the coroutine's next statement, so here another task may run first: a yield.
+  try {
+    yield(h);
+    return true;
+  } catch (...) {
+    fail(std::current_exception());  // out of memory: go on, the step rethrows it
+    return false;
+  }
 }
 
 void simulated::fail(std::exception_ptr e) noexcept {

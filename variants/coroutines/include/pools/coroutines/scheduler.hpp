@@ -38,8 +38,9 @@ class scheduler {
   /// A primitive (async_event, async_mutex, channel) is about to suspend `h` on `object`.
   virtual void wait_begins(std::coroutine_handle<> /*h*/, const char* /*what*/,
                            const void* /*object*/) noexcept {}
-  /// ... and did not suspend it after all.
-  virtual void wait_cancelled(std::coroutine_handle<> /*h*/) noexcept {}
+  /// ... and did not suspend it after all. True: the scheduler has queued `h` (a yield), and the
+  /// primitive's await_suspend returns true.
+  virtual bool wait_cancelled(std::coroutine_handle<> /*h*/) noexcept { return false; }
 
  protected:
   scheduler() = default;

@@ -19,7 +19,10 @@
 //   run(t) and spawn(t) start a task; post(f) too;
 //   a coroutine that waits on a primitive (capture(), detail/resumer.hpp) is the task it ran in,
 //   and the enqueue that wakes it makes that task ready again;
-//   co_await pool.schedule() (a yield) and sleep_for are the task that awaits them;
+//   co_await pool.schedule() (a yield) and sleep_for are the task that awaits them; so is a
+//   primitive's operation that did not have to wait (a channel send with room, a receive with a
+//   value): the simulator makes it a yield, a point where another task may run first, as on a
+//   pool another thread may;
 //   any other enqueue — when_all forking a child — starts a new task, named after its parent
 //   ("main.1", "main.2").
 //
@@ -104,7 +107,7 @@ class simulated final : public scheduler {
   // scheduler: the seam (see THE SEAM above).
   void enqueue(std::coroutine_handle<> h) override;
   void wait_begins(std::coroutine_handle<> h, const char* what, const void* object) noexcept override;
-  void wait_cancelled(std::coroutine_handle<> h) noexcept override;
+  bool wait_cancelled(std::coroutine_handle<> h) noexcept override;
 
  private:
   // A started task's outermost coroutine: it resumes nobody at its end; it tells this pool.

@@ -11,7 +11,9 @@
 //
 // capture() also says what the coroutine is about to wait on, and not_suspended() that it did
 // not wait after all: the simulator (simulated.hpp) names waiting coroutines in its deadlock
-// report. The pools do not want to know (scheduler::notes_waits() is false): a load and a branch.
+// report, and makes every such operation a point where another task may run first (the
+// coroutine is suspended after all, as a yield). The pools do not want to know
+// (scheduler::notes_waits() is false): a load and a branch.
 #pragma once
 
 #include <pools/coroutines/scheduler.hpp>
@@ -33,10 +35,10 @@ struct resumer {
     if (pool != nullptr && pool->notes_waits()) pool->wait_begins(h, what, object);
   }
   /// The primitive did not suspend after all (never published the waiter): `return
-  /// resumer_.not_suspended();` from await_suspend.
+  /// resumer_.not_suspended();` from await_suspend. False (go on) on the pools; the simulator
+  /// may answer true: it has queued the coroutine as a yield.
   bool not_suspended() const noexcept {
-    if (pool != nullptr && pool->notes_waits()) pool->wait_cancelled(handle);
-    return false;
+    return pool != nullptr && pool->notes_waits() && pool->wait_cancelled(handle);
   }
   void resume() const {
     if (pool != nullptr) {
