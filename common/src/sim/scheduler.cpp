@@ -84,6 +84,15 @@ bool scheduler::cancel(timer_id id) {
   return true;
 }
 
+void scheduler::annotate(const std::string& note) noexcept {
+  if (running_ == no_task || schedule_.empty()) return;
+  try {
+    std::string& n = schedule_.back().note;
+    n += n.empty() ? note : "; " + note;
+  } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory, the note is dropped (see the header)
+  }
+}
+
 void scheduler::waiting(task_id t, std::string what) {
   task_state& ts = tasks_.at(t);
   if (what.empty()) what = "(something unnamed)";
@@ -152,7 +161,7 @@ void scheduler::run() {
     unique_function<void()> step = std::move(it->step);
     ready_.erase(it);
 
-    schedule_.push_back({schedule_.size(), now_, t});
+    schedule_.push_back({schedule_.size(), now_, t, {}});
     record(t, trace::event::task_begin, schedule_.size() - 1);
     running_ = t;
     step();  // an exception leaves through here: the run stops, the schedule so far stays
@@ -172,9 +181,9 @@ std::string scheduler::schedule_text(std::size_t last) const {
   const std::size_t from = last != 0 && last < schedule_.size() ? schedule_.size() - last : 0;
   for (std::size_t i = from; i < schedule_.size(); ++i) {
     const step_record& r = schedule_[i];
-    out +=
-        fmt::format("step {:>5}  at {:.6f} s  task {} {}\n", r.step,
-                    static_cast<double>(r.at.time_since_epoch().count()) / 1e9, r.task, tasks_[r.task].name);
+    out += fmt::format("step {:>5}  at {:.6f} s  task {} {}{}{}\n", r.step,
+                       static_cast<double>(r.at.time_since_epoch().count()) / 1e9, r.task,
+                       tasks_[r.task].name, r.note.empty() ? "" : ": ", r.note);
   }
   return out;
 }

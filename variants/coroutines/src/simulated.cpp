@@ -47,6 +47,7 @@ void simulated::step(std::coroutine_handle<> h) {
   detail::tl_scheduler = previous;
   // Waits begun in this step and not cancelled are real: the coroutine is suspended on them.
   for (auto& [address, w] : pending_) {
+    sim_->annotate("waits on " + w.kind);
     sim_->waiting(w.task, std::move(w.what));
     waiting_[address] = w.task;
   }
@@ -70,34 +71,43 @@ void simulated::enqueue(std::coroutine_handle<> h) {
   }
   // A fork (when_all's children): a task of its own, named after the task that forked it.
   const pools::sim::task_id parent = sim_->current_task();
-  ready(sim_->new_task(sim_->name_of(parent) + "." + std::to_string(++forks_[parent])), h);
+  const pools::sim::task_id child =
+      sim_->new_task(sim_->name_of(parent) + "." + std::to_string(++forks_[parent]));
+  sim_->annotate("forks " + sim_->name_of(child));
+  ready(child, h);
 }
 
 void simulated::yield(std::coroutine_handle<> h) {
   ready(sim_->current_task(), h);
+  sim_->annotate("yields");
 }
 
 void simulated::add_timer(pools::sim::virtual_clock::time_point deadline, std::coroutine_handle<> h) {
   const pools::sim::task_id t = sim_->current_task();
   sim_->at(deadline, t, [this, h] { step(h); });
+  sim_->annotate("sleeps until " +
+                 std::to_string(static_cast<double>(deadline.time_since_epoch().count()) / 1e9) + " s");
 }
 
 void simulated::wait_begins(std::coroutine_handle<> h, const char* what, const void* object) noexcept {
   try {
     char where[32];
     std::snprintf(where, sizeof where, " %p", object);
-    pending_[h.address()] = {sim_->current_task(), what + std::string(where)};
+    pending_[h.address()] = {sim_->current_task(), what + std::string(where), what};
   } catch (...) {
     fail(std::current_exception());  // out of memory: the step rethrows it
   }
 }
 
 bool simulated::wait_cancelled(std::coroutine_handle<> h) noexcept {
-  pending_.erase(h.address());
+  if (const auto p = pending_.find(h.address()); p != pending_.end()) {
+    sim_->annotate(p->second.kind + " went through: yields");
+    pending_.erase(p);
+  }
   // The operation went through without waiting. On a pool another thread may run anything
   // between it and the coroutine's next statement, so here another task may run first: a yield.
   try {
-    yield(h);
+    ready(sim_->current_task(), h);  // a yield, annotated above
     return true;
   } catch (...) {
     fail(std::current_exception());  // out of memory: go on, the step rethrows it

@@ -53,6 +53,7 @@ struct step_record {
   std::uint64_t step;
   virtual_clock::time_point at;
   task_id task;
+  std::string note;  // how the step ended, if its adapter said (annotate()): "waits on async_mutex"
 };
 
 class scheduler {
@@ -88,6 +89,11 @@ class scheduler {
   /// Removes a pending timer; false when it already fired or was cancelled.
   bool cancel(timer_id id);
 
+  /// Says how the running step ends ("yields", "waits on async_mutex"), for the printed
+  /// schedule; a later call in the same step adds to it. Ignored between steps (and when out of
+  /// memory: a note is no reason to stop a run).
+  void annotate(const std::string& note) noexcept;
+
   /// Task t now waits on `what` (for the deadlock report and the trace) until its next ready().
   void waiting(task_id t, std::string what);
 
@@ -105,7 +111,7 @@ class scheduler {
 
   /// The steps run so far, in order.
   const std::vector<step_record>& schedule() const noexcept { return schedule_; }
-  /// The schedule as text, one step a line ("step 12  at 0.000012 s  task 3 consumer"); with
+  /// The schedule as text, one step a line ("step 12  at 0.000012 s  task 3 consumer: yields"); with
   /// `last` > 0 only the last `last` steps.
   std::string schedule_text(std::size_t last = 0) const;
   /// The run as trace tracks, one per task, in virtual time: a "task" slice per step, a "park"

@@ -122,6 +122,7 @@ class simulated final : public scheduler {
         void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
           simulated* p = self.promise().pool;
           p->roots_[self.promise().index] = {};
+          p->sim_->annotate("finishes");
           self.destroy();
         }
         void await_resume() const noexcept {}
@@ -164,7 +165,8 @@ class simulated final : public scheduler {
 
   struct pending_wait {
     pools::sim::task_id task;
-    std::string what;
+    std::string what;  // "async_mutex 0x..." (the deadlock report)
+    std::string kind;  // "async_mutex" (the printed schedule: the same in every process)
   };
 
   pools::sim::scheduler* sim_;
