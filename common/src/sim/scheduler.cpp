@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The simulator's scheduler (pools/sim/scheduler.hpp): a loop that asks its strategy who goes next.
+#include <pools/sim/blocking_wait.hpp>
 #include <pools/sim/scheduler.hpp>
 
 #include <fmt/core.h>
@@ -23,6 +24,25 @@ virtual_clock::time_point virtual_clock::now() {
 
 scheduler* scheduler::current() noexcept {
   return tl_current;
+}
+
+void throw_blocking_wait(const std::string& call) {
+  const scheduler* s = scheduler::current();
+  const std::string who = s != nullptr && s->in_step()
+                              ? fmt::format("task {} \"{}\" (step {})", s->current_task(),
+                                            s->name_of(s->current_task()), s->steps() - 1)
+                              : std::string("a simulated task");
+  throw blocking_wait_error(
+      fmt::format("pools::sim: {} called {} on a result that is not ready. A blocking wait cannot be "
+                  "simulated: the run has "
+                  "one thread, and the task that would produce the result can only run on it after this step "
+                  "returns, so the "
+                  "wait would never end (on a pool of N threads, the same wait deadlocks once N tasks wait "
+                  "at once). Wait "
+                  "without blocking: co_await (coroutines), a fiber's join or get (fibers), a continuation "
+                  "(reactor); or get() "
+                  "the result outside the simulated tasks, after the run",
+                  who, call));
 }
 
 scheduler::scheduler(std::unique_ptr<strategy> how, std::uint64_t seed)
