@@ -7,28 +7,19 @@
 // has room) and fill the cache. The query is meant to happen once; when a second request checks
 // the cache between the first one's check and its fill, it happens twice.
 //
-//   cache_stampede                     the table row: 1,000 real runs, then 1,000 seeds of each strategy
-//   cache_stampede --real N            N runs on a pools::coroutines::thread_pool of 2 threads
-//   cache_stampede --explore S [--seeds N]
-//                                      strategy S ("random", "pct:2:60"): stop at the first failing
-//                                      seed, print its schedule, replay line and trace
-//   POOLS_SIM_SEED=N POOLS_SIM_STRATEGY=S cache_stampede --explore S     replays seed N
-//
-// Exit status: 0 when the measurement ran (a found bug is the expected result), 1 when --explore
-// found nothing, 2 for a bad argument.
+// The command line is pools/sim/measure.hpp's: no argument prints the table row (1,000 runs on a
+// pools::coroutines::thread_pool of 2 threads, seeds 1..1,000 of each strategy); --real N;
+// --explore STRATEGY [--seeds N] (POOLS_SIM_SEED=N replays a seed).
 #include <pools/coroutines/channel.hpp>
 #include <pools/coroutines/simulated.hpp>
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_all.hpp>
-#include <pools/sim/explore.hpp>
+#include <pools/sim/measure.hpp>
 
-#include <charconv>
-#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace {
@@ -71,75 +62,15 @@ void simulated_program(pools::sim::scheduler& engine) {
   if (std::string problem = pool.run(run_requests(pool)); !problem.empty()) throw std::runtime_error(problem);
 }
 
-int real_failures(int runs) {
-  pc::thread_pool pool(2);
-  int failed = 0;
-  for (int i = 0; i < runs; ++i)
-    if (!pc::sync_wait(pool, run_requests(pool)).empty()) ++failed;
-  return failed;
-}
-
-// How many of seeds 1..n fail, and the first that does (0: none).
-std::pair<int, std::uint64_t> failing_seeds(const std::string& strategy, int n) {
-  int failed = 0;
-  std::uint64_t first = 0;
-  for (int seed = 1; seed <= n; ++seed) {
-    try {
-      (void)pools::sim::run_once(static_cast<std::uint64_t>(seed), strategy, simulated_program);
-    } catch (const std::exception&) {
-      ++failed;
-      if (first == 0) first = static_cast<std::uint64_t>(seed);
-    }
-  }
-  return {failed, first};
-}
-
-int parse_count(std::string_view s) {
-  int n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc{} || end != s.data() + s.size() || n <= 0)
-    throw std::invalid_argument("'" + std::string(s) + "' is not a positive count");
-  return n;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    const std::vector<std::string_view> args(argv + 1, argv + argc);
-    if (args.empty()) {
-      const int real = real_failures(1000);
-      const auto [random_failed, random_first] = failing_seeds("random", 1000);
-      const auto [pct_failed, pct_first] = failing_seeds("pct:2:60", 1000);
-      std::printf(
-          "| program | real pool: runs of 1,000 that fail | random walk: first failing seed, failing seeds "
-          "of 1,000 "
-          "| pct:2:60: first failing seed, failing seeds of 1,000 |\n|---|---:|---:|---:|\n");
-      std::printf("| coroutines: cache_stampede | %d | %llu, %d | %llu, %d |\n", real,
-                  static_cast<unsigned long long>(random_first), random_failed,
-                  static_cast<unsigned long long>(pct_first), pct_failed);
-      return 0;
-    }
-    if (args[0] == "--real" && args.size() == 2) {
-      const int runs = parse_count(args[1]);
-      std::printf("real pool: %d of %d runs failed\n", real_failures(runs), runs);
-      return 0;
-    }
-    if (args[0] == "--explore" && (args.size() == 2 || (args.size() == 4 && args[2] == "--seeds"))) {
-      pools::sim::explore_options o;
-      o.strategy = std::string(args[1]);
-      o.runs = args.size() == 4 ? static_cast<std::uint64_t>(parse_count(args[3])) : 1000;
-      o.program = std::string(argv[0]) + " --explore " + o.strategy;
-      o.out = stdout;
-      o.schedule_lines = 0;
-      const auto r = pools::sim::explore(o, simulated_program);
-      if (!r.failed) std::printf("no failure in %llu seeds\n", static_cast<unsigned long long>(r.runs));
-      return r.failed ? 0 : 1;
-    }
-    std::fprintf(stderr, "usage: %s [--real N | --explore STRATEGY [--seeds N]]\n", argv[0]);
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "cache_stampede: %s\n", e.what());
-    return 2;
-  }
+  return pools::sim::measure_main(argc, argv,
+                                  {"coroutines: cache_stampede",
+                                   [] {
+                                     // One run on the real pool (a pool per run: each run starts cold).
+                                     pc::thread_pool pool(2);
+                                     return !pc::sync_wait(pool, run_requests(pool)).empty();
+                                   },
+                                   simulated_program});
 }
