@@ -49,6 +49,7 @@ template <class Pool>
 pc::task<std::string> run_requests(Pool& pool) {
   service s;
   std::vector<pc::task<int>> all;
+  all.reserve(requests);
   for (int r = 0; r < requests; ++r) all.push_back(get(pool, s, 7));
   const std::vector<int> values = co_await pc::when_all(std::move(all));
   for (int v : values)

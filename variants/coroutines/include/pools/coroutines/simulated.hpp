@@ -74,9 +74,9 @@ class simulated final : public scheduler {
   /// result or rethrows its exception (or the first exception of a spawned or posted task).
   /// Throws pools::sim::deadlock_error when t cannot finish.
   template <class T>
-  T run(task<T> t, std::string name = "main") {
+  T run(task<T> t, const std::string& name = "main") {
     if (!t.valid()) throw std::invalid_argument("pools::coroutines::simulated::run: empty task");
-    start(observe(t.handle()), std::move(name));
+    start(observe(t.handle()), name);
     run_to_end();
     if (!t.is_ready()) throw_unfinished();
     return t.handle().promise().take_result();
@@ -164,7 +164,7 @@ class simulated final : public scheduler {
   [[noreturn]] void throw_unfinished() const;
 
   struct pending_wait {
-    pools::sim::task_id task;
+    pools::sim::task_id task = 0;
     std::string what;  // "async_mutex 0x..." (the deadlock report)
     std::string kind;  // "async_mutex" (the printed schedule: the same in every process)
   };
