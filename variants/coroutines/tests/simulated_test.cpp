@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -177,12 +178,12 @@ TEST_CASE("simulated coroutines: a lock-order deadlock is found and the report n
       pool.run(two_transfers(pool, a, b));
     } catch (const sim::deadlock_error& e) {
       report = e.what();
-      // Each mutex is held by one transfer and awaited by the other. The first unlock hands it
-      // to the waiter (queued, never run), the second releases it: destroyed unlocked.
-      a.unlock();
-      a.unlock();
-      b.unlock();
-      b.unlock();
+      // run() destroyed the deadlocked frames (its task, and the children it owned), but each
+      // mutex is still locked and still lists a waiter that lived in one of them: nothing may
+      // unlock it now (it would wake a freed frame). A fresh mutex takes its place, so that the
+      // destructor sees an unlocked one (the old state owns no memory).
+      new (&a) pc::async_mutex;
+      new (&b) pc::async_mutex;
       throw;
     }
   });
