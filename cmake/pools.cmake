@@ -310,3 +310,16 @@ function(pools_finish_registration)
   list(JOIN _variants ", " _pretty)
   message(STATUS "pools: registered variants: ${_pretty}")
 endfunction()
+
+# pools_add_sim_program(<name> <source> <library>): sim_<name>, a program with a seeded
+# concurrency bug (pools/sim/measure.hpp's command line, docs/testing-schedules.md), and its test
+# sim_<name>_explore: PCT finds the bug within 1,000 seeds and prints the replay line (~0.1 s).
+function(pools_add_sim_program name source library)
+  add_executable(sim_${name} ${source})
+  target_link_libraries(sim_${name} PRIVATE ${library} pools_warnings)
+  if(POOLS_BUILD_TESTS)
+    add_test(NAME sim_${name}_explore COMMAND sim_${name} --explore pct:2:60 --seeds 1000)
+    set_tests_properties(sim_${name}_explore PROPERTIES TIMEOUT 60 LABELS "${POOLS_VARIANT};sim"
+                         PASS_REGULAR_EXPRESSION "replay: POOLS_SIM_SEED=[0-9]+ POOLS_SIM_STRATEGY=pct:2:60")
+  endif()
+endfunction()

@@ -116,9 +116,16 @@ class exporter {
       const bool idle_worker = r->pool != 0 && (exited == 0 || exited >= mark);
       tracks_.push_back({r->name, r->pool, r->index, r->named_ns, std::move(recs), {}, idle_worker});
     }
-    t0_ = ~std::uint64_t{0};
-    for (const auto& t : tracks_)
-      if (!t.recs.empty()) t0_ = std::min(t0_, t.recs.front().ns);
+    set_t0();
+  }
+
+  explicit exporter(const std::vector<recorded_track>& given) {
+    for (const auto& g : given) {
+      recorded_ += g.records.size();
+      tracks_.push_back({g.name, 0, 0, 0, g.records, {}, true});
+      for (record& r : tracks_.back().recs) r.track = static_cast<std::uint16_t>(tracks_.size() - 1);
+    }
+    set_t0();
   }
 
   summary run(std::ostream& out) {
@@ -144,6 +151,12 @@ class exporter {
     std::vector<slice> slices;  // by begin, after slices_and_instants()
     bool shown_empty = false;   // exported even without records (a worker idle in the window)
   };
+
+  void set_t0() {
+    t0_ = ~std::uint64_t{0};
+    for (const auto& t : tracks_)
+      if (!t.recs.empty()) t0_ = std::min(t0_, t.recs.front().ns);
+  }
 
   double us(std::uint64_t ns) const { return static_cast<double>(ns - t0_) / 1000.0; }
 
@@ -432,14 +445,25 @@ class exporter {
 
 }  // namespace
 
-summary write_chrome_json(const std::string& path) {
+namespace {
+summary write_with(const std::string& path, exporter& ex) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error(fmt::format("cannot write the trace file '{}'", path));
-  exporter ex(detail::the_registry());
   summary s = ex.run(out);
   out.flush();
   if (!out) throw std::runtime_error(fmt::format("writing the trace file '{}' failed", path));
   return s;
+}
+}  // namespace
+
+summary write_chrome_json(const std::string& path) {
+  exporter ex(detail::the_registry());
+  return write_with(path, ex);
+}
+
+summary write_chrome_json(const std::string& path, const std::vector<recorded_track>& tracks) {
+  exporter ex(tracks);
+  return write_with(path, ex);
 }
 
 void print_summary(const summary& s, std::FILE* out) {

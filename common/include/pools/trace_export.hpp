@@ -15,6 +15,8 @@
 // read without synchronisation with their writers.
 #pragma once
 
+#include <pools/trace.hpp>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -46,6 +48,17 @@ struct summary {
 /// Writes the events recorded since the last mark() to `path`; throws std::runtime_error when the
 /// file cannot be written.
 summary write_chrome_json(const std::string& path);
+
+/// One track's records, made by a program rather than recorded into the rings: the simulator
+/// (pools/sim/) draws each simulated task as a track, its records dated in virtual time.
+struct recorded_track {
+  std::string name;
+  std::vector<record> records;  // in time order
+};
+
+/// Writes `tracks` (not the rings) to `path`, the same way; throws std::runtime_error when the
+/// file cannot be written.
+summary write_chrome_json(const std::string& path, const std::vector<recorded_track>& tracks);
 
 /// The summary as a small table: tasks per worker, steals, parks, mean time asleep with work
 /// queued.

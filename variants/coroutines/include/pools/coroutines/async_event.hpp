@@ -56,11 +56,11 @@ class async_event {
     explicit awaiter(const async_event& e) noexcept : event_(e) {}
     bool await_ready() const noexcept { return event_.is_set(); }
     bool await_suspend(std::coroutine_handle<> h) noexcept {
-      resumer_.capture(h);
+      resumer_.capture(h, "async_event", &event_);
       // acquire: if we see `this` (set), the setter's writes are visible when we continue.
       void* old = event_.state_.load(std::memory_order_acquire);
       do {
-        if (old == static_cast<const void*>(&event_)) return false;  // set meanwhile: do not suspend
+        if (old == static_cast<const void*>(&event_)) return resumer_.not_suspended();  // set meanwhile
         next_ = static_cast<awaiter*>(old);
         // release on success: set() (acquire) then reads next_ and resumer_ written above.
         // acquire on failure: as for the first load.

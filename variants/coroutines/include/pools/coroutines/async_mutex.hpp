@@ -60,7 +60,7 @@ class async_mutex {
     explicit lock_awaiter(async_mutex& m) noexcept : mutex_(m) {}
     bool await_ready() noexcept { return mutex_.try_lock(); }
     bool await_suspend(std::coroutine_handle<> h) noexcept {
-      resumer_.capture(h);
+      resumer_.capture(h, "async_mutex", &mutex_);
       // relaxed: the CAS below decides; its orders are the ones that matter.
       std::uintptr_t old = mutex_.state_.load(std::memory_order_relaxed);
       for (;;) {
@@ -68,7 +68,7 @@ class async_mutex {
           // acquire on success: as in try_lock(). We hold the lock and do not suspend.
           if (mutex_.state_.compare_exchange_weak(old, locked_no_waiters, std::memory_order_acquire,
                                                   std::memory_order_relaxed)) {
-            return false;
+            return resumer_.not_suspended();
           }
         } else {
           next_ = reinterpret_cast<lock_awaiter*>(old == locked_no_waiters ? 0 : old);

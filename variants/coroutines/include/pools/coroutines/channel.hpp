@@ -44,13 +44,13 @@ class channel {
     send_awaiter(channel& ch, T value) : ch_(ch), value_(std::move(value)) {}
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
-      resumer_.capture(h);
+      resumer_.capture(h, "channel send", &ch_);
       receive_awaiter* receiver = nullptr;
       {
         std::lock_guard lock(ch_.mutex_);
         if (ch_.closed_) {
           sent_ = false;
-          return false;
+          return resumer_.not_suspended();
         }
         if (ch_.receivers_.head != nullptr) {  // the buffer is empty: hand the value over directly
           receiver = ch_.receivers_.pop();
@@ -64,7 +64,7 @@ class channel {
       }
       sent_ = true;
       if (receiver != nullptr) receiver->resumer_.resume();
-      return false;
+      return resumer_.not_suspended();
     }
     /// True when the value was delivered or buffered; false when the channel was closed.
     bool await_resume() const noexcept { return sent_; }
@@ -83,7 +83,7 @@ class channel {
     explicit receive_awaiter(channel& ch) noexcept : ch_(ch) {}
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
-      resumer_.capture(h);
+      resumer_.capture(h, "channel receive", &ch_);
       send_awaiter* sender = nullptr;
       {
         std::lock_guard lock(ch_.mutex_);
@@ -101,7 +101,7 @@ class channel {
         }  // else closed and drained: value_ stays empty
       }
       if (sender != nullptr) sender->resumer_.resume();
-      return false;
+      return resumer_.not_suspended();
     }
     /// The next value, or nullopt when the channel is closed and empty.
     std::optional<T> await_resume() { return std::move(value_); }

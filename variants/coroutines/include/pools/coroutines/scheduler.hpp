@@ -32,11 +32,23 @@ class scheduler {
   /// True on a thread of this pool.
   bool on_worker_thread() const noexcept { return detail::tl_scheduler == this; }
 
+  /// Whether this scheduler wants to hear about waits (below): only the simulator
+  /// (simulated.hpp), which names each waiting coroutine in its deadlock report.
+  bool notes_waits() const noexcept { return notes_waits_; }
+  /// A primitive (async_event, async_mutex, channel) is about to suspend `h` on `object`.
+  virtual void wait_begins(std::coroutine_handle<> /*h*/, const char* /*what*/,
+                           const void* /*object*/) noexcept {}
+  /// ... and did not suspend it after all. True: the scheduler has queued `h` (a yield), and the
+  /// primitive's await_suspend returns true.
+  virtual bool wait_cancelled(std::coroutine_handle<> /*h*/) noexcept { return false; }
+
  protected:
   scheduler() = default;
   ~scheduler() = default;  // pools are not destroyed through this interface
   scheduler(const scheduler&) = default;
   scheduler& operator=(const scheduler&) = default;
+
+  bool notes_waits_ = false;  // set by the simulator alone
 };
 
 /// The pool the calling thread belongs to, or nullptr when it belongs to none.

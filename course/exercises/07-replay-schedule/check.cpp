@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// check.cpp — the grader of exercise 07-replay-schedule (scripts/grade-exercise.sh
+// 07-replay-schedule). Not for editing: your code is box_office.hpp.
+//
+// One program: 3 buyers, 2 seats, run with when_all. After it: at most 2 seats sold, exactly 2
+// (there are more buyers than seats), one payment per seat sold. Three parts:
+//  1. the real pool: 1,000 runs on a pools::coroutines::thread_pool of 2 threads (what a test
+//     suite would do; the starting point passes almost all of them);
+//  2. pools::sim, random walk: 5,000 seeds; the first failing seed stops the part and prints its
+//     schedule, the replay line and the trace file;
+//  3. pools::sim, PCT with depth 2: 5,000 seeds.
+// With POOLS_SIM_SEED=N (and POOLS_SIM_STRATEGY) set, parts 2 and 3 run that one seed: the replay.
+#include <pools/coroutines/simulated.hpp>
+#include <pools/coroutines/sync_wait.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+#include <pools/coroutines/when_all.hpp>
+#include <pools/sim/explore.hpp>
+
+#include <box_office.hpp>  // <>, not "": quotes would find the start's copy next to this file first
+#include <chrono>
+#include <course/check.hpp>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace pc = pools::coroutines;
+
+constexpr int seats = 2;
+constexpr int buyers = 3;
+
+template <class Pool>
+pc::task<void> opening(Pool& pool, exercise::box_office& office) {
+  std::vector<pc::task<void>> all;
+  for (int b = 0; b < buyers; ++b) all.push_back(exercise::buy(pool, office, b));
+  co_await pc::when_all(std::move(all));
+  office.payments.close();
+}
+
+// "" when the show ended right; otherwise what went wrong.
+template <class Pool>
+pc::task<std::string> verify(Pool& /*pool*/, exercise::box_office& office) {
+  int paid = 0;
+  while (co_await office.payments.receive()) ++paid;
+  if (office.sold > seats)
+    co_return std::to_string(office.sold) + " seats sold, the show has " + std::to_string(seats);
+  if (office.sold < seats)
+    co_return "only " + std::to_string(office.sold) + " of " + std::to_string(seats) + " seats sold to " +
+        std::to_string(buyers) + " buyers";
+  if (paid != office.sold)
+    co_return std::to_string(paid) + " payments for " + std::to_string(office.sold) + " seats sold";
+  co_return "";
+}
+
+template <class Pool>
+pc::task<std::string> show(Pool& pool) {
+  exercise::box_office office(seats, buyers);
+  co_await opening(pool, office);
+  co_return co_await verify(pool, office);
+}
+
+void explore_part(course::report& report, const char* label, const char* strategy) {
+  pools::sim::explore_options o;
+  o.runs = 5000;
+  o.strategy = strategy;
+  o.program = "build/course/exercises/07-replay-schedule/exercise_07-replay-schedule";
+  o.trace_path = "exercise-07-seed.json";
+  o.out = stdout;
+  o.schedule_lines = 0;  // the whole schedule: it is short
+  std::fflush(stdout);
+  const auto r = pools::sim::explore(o, [](pools::sim::scheduler& s) {
+    pc::simulated pool(s);
+    if (std::string problem = pool.run(show(pool)); !problem.empty()) throw std::runtime_error(problem);
+  });
+  std::fflush(stdout);
+  report.require(!r.failed, r.failed ? std::string(label) + ": seed " + std::to_string(r.seed) +
+                                           " fails: " + r.error + " (replay: " + r.replay + ")"
+                                     : std::string(label) + ": " + std::to_string(r.runs) +
+                                           " seeds, no show oversold or underpaid");
+}
+
+}  // namespace
+
+int main() {
+  course::report report("07-replay-schedule");
+
+  std::printf("-- the real pool: 1000 shows on a thread_pool of 2 threads\n");
+  {
+    course::deadline limit("1000 shows on the real pool", 60s,
+                           "a buyer that waits for something nobody does (a lock never unlocked?)");
+    pc::thread_pool pool(2);
+    int failed = 0;
+    std::string first;
+    for (int run = 0; run < 1000; ++run) {
+      if (std::string problem = pc::sync_wait(pool, show(pool)); !problem.empty()) {
+        if (failed++ == 0) first = problem;
+      }
+    }
+    report.require(failed == 0, "real pool: " + std::to_string(failed) + " of 1000 shows went wrong" +
+                                    (failed != 0 ? " (the first: " + first + ")" : ""));
+  }
+
+  std::printf("-- pools::sim, random walk\n");
+  {
+    course::deadline limit("random walk over 5000 seeds", 60s, "a simulated run that never ends");
+    explore_part(report, "random walk", "random");
+  }
+  std::printf("-- pools::sim, PCT (depth 2)\n");
+  {
+    course::deadline limit("PCT over 5000 seeds", 60s, "a simulated run that never ends");
+    explore_part(report, "pct:2", "pct:2:60");
+  }
+  return report.finish();
+}

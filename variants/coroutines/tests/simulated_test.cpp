@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+// The coroutine pool's user code on pools::sim (pools/coroutines/simulated.hpp): the same
+// template runs on the tuned thread_pool and on the simulator; seeds replay; time is virtual;
+// deadlocks name their tasks.
+#include <doctest/doctest.h>
+
+#include <pools/coroutines/async_event.hpp>
+#include <pools/coroutines/async_latch.hpp>
+#include <pools/coroutines/async_mutex.hpp>
+#include <pools/coroutines/channel.hpp>
+#include <pools/coroutines/simulated.hpp>
+#include <pools/coroutines/sleep.hpp>
+#include <pools/coroutines/sync_wait.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+#include <pools/coroutines/when_all.hpp>
+#include <pools/sim/explore.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pc = pools::coroutines;
+namespace sim = pools::sim;
+using namespace std::chrono_literals;
+
+namespace {
+
+// User code, written once against "some pool": tasks, when_all, sleep, mutex, event, latch,
+// channel. The tests run it on the real pool and on the simulator.
+struct shop {
+  pc::channel<int> orders{2};
+  pc::async_mutex lock;
+  pc::async_event open;
+  pc::async_latch served{2};
+  int revenue = 0;
+  std::vector<int> log;  // the order in which the two cashiers served: the schedule shows here
+};
+
+template <class Pool>
+pc::task<void> customer(Pool& pool, shop& s) {
+  co_await s.open;
+  for (int i = 1; i <= 6; ++i) {
+    co_await s.orders.send(i);
+    if (i % 3 == 0) co_await pc::sleep_for(pool, 1ms);
+  }
+  s.orders.close();
+}
+
+template <class Pool>
+pc::task<void> cashier(Pool& pool, shop& s, int id) {
+  while (auto order = co_await s.orders.receive()) {
+    co_await s.lock.lock();
+    s.revenue += *order;
+    s.log.push_back(id * 100 + *order);
+    s.lock.unlock();
+    co_await pool.schedule();
+  }
+  s.served.count_down();
+}
+
+template <class Pool>
+pc::task<int> open_shop(Pool& pool, shop& s) {
+  s.open.set();
+  auto [a, b, c] = co_await pc::when_all(customer(pool, s), cashier(pool, s, 1), cashier(pool, s, 2));
+  (void)a, (void)b, (void)c;
+  co_await s.served;
+  co_return s.revenue;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("the same user code runs on the thread_pool and on the simulator") {
+  {
+    pc::thread_pool pool(2);
+    shop s;
+    CHECK(pc::sync_wait(pool, open_shop(pool, s)) == 21);
+  }
+  for (const char* strategy : {"random", "pct:3:100"}) {
+    CAPTURE(strategy);
+    sim::scheduler engine(sim::make_strategy(strategy), 9);
+    pc::simulated pool(engine);
+    shop s;
+    CHECK(pool.run(open_shop(pool, s)) == 21);
+    CHECK(s.log.size() == 6);
+    CHECK(engine.steps() > 10);
+    CHECK(engine.task_count() >= 3);  // main and when_all's forks
+  }
+}
+
+TEST_CASE("simulated coroutines: the same seed replays the same schedule and trace; other seeds differ") {
+  const auto run = [](std::uint64_t seed, const std::string& trace) {
+    sim::scheduler engine(sim::make_strategy("random"), seed);
+    pc::simulated pool(engine);
+    shop s;
+    pool.run(open_shop(pool, s));
+    if (!trace.empty()) engine.write_trace(trace);
+    return std::pair{engine.schedule_text(), s.log};
+  };
+  const std::string t1 = (std::filesystem::temp_directory_path() / "pools_sim_coro_1.json").string();
+  const std::string t2 = (std::filesystem::temp_directory_path() / "pools_sim_coro_2.json").string();
+  const auto first = run(4, t1);
+  const auto second = run(4, t2);
+  CHECK(first == second);
+  CHECK(file_text(t1) == file_text(t2));
+  CHECK(file_text(t1).find("\"task 0 main\"") != std::string::npos);
+  std::filesystem::remove(t1);
+  std::filesystem::remove(t2);
+  std::set<std::vector<int>> orders;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) orders.insert(run(seed, "").second);
+  CHECK(orders.size() >= 5);  // the cashiers' interleaving changes with the seed
+}
+
+namespace {
+template <class Pool>
+pc::task<std::string> wait_with_timeout(Pool& pool, pc::async_event& reply, bool& timed_out) {
+  // A 30-second timeout racing a reply that never comes.
+  co_await pc::sleep_for(pool, 30s);
+  timed_out = !reply.is_set();
+  co_return timed_out ? "timeout" : "reply";
+}
+}  // namespace
+
+TEST_CASE("simulated coroutines: a 30 s timeout takes microseconds of wall time") {
+  sim::scheduler engine(sim::make_strategy("random"), 1);
+  pc::simulated pool(engine);
+  pc::async_event reply;
+  bool timed_out = false;
+  const auto wall = std::chrono::steady_clock::now();
+  CHECK(pool.run(wait_with_timeout(pool, reply, timed_out)) == "timeout");
+  const auto took = std::chrono::steady_clock::now() - wall;
+  CHECK(timed_out);
+  CHECK(engine.now() >= sim::virtual_clock::time_point{} + 30s);
+  CHECK(took < 1s);
+  MESSAGE("30 virtual seconds took " << std::chrono::duration<double, std::micro>(took).count()
+                                     << " us of wall time");
+}
+
+namespace {
+template <class Pool>
+pc::task<void> transfer(Pool& pool, pc::async_mutex& from, pc::async_mutex& to) {
+  co_await from.lock();
+  co_await pool.schedule();  // a window: the other transfer may take its first lock here
+  co_await to.lock();
+  to.unlock();
+  from.unlock();
+}
+template <class Pool>
+pc::task<void> two_transfers(Pool& pool, pc::async_mutex& a, pc::async_mutex& b) {
+  co_await pc::when_all(transfer(pool, a, b), transfer(pool, b, a));
+}
+}  // namespace
+
+TEST_CASE("simulated coroutines: a lock-order deadlock is found and the report names both tasks") {
+  sim::explore_options o;
+  o.runs = 200;
+  o.out = nullptr;
+  o.trace_path = "-";
+  std::string report;
+  const auto r = sim::explore(o, [&report](sim::scheduler& engine) {
+    pc::async_mutex a;
+    pc::async_mutex b;
+    pc::simulated pool(engine);  // destroyed first: it destroys the deadlocked frames
+    try {
+      pool.run(two_transfers(pool, a, b));
+    } catch (const sim::deadlock_error& e) {
+      report = e.what();
+      // run() destroyed the deadlocked frames (its task, and the children it owned), but each
+      // mutex is still locked and still lists a waiter that lived in one of them: nothing may
+      // unlock it now (it would wake a freed frame). A fresh mutex takes its place, so that the
+      // destructor sees an unlocked one (the old state owns no memory).
+      new (&a) pc::async_mutex;
+      new (&b) pc::async_mutex;
+      throw;
+    }
+  });
+  REQUIRE(r.failed);
+  MESSAGE("seed " << r.seed << ":\n" << report);
+  CHECK(report.find("nothing can run and 2 tasks wait") != std::string::npos);
+  CHECK(report.find("\"main\" waits on async_mutex") != std::string::npos);
+  CHECK(report.find("\"main.1\" waits on async_mutex") != std::string::npos);
+}
+
+TEST_CASE("simulated coroutines: a task that waits forever on an event is a deadlock") {
+  sim::scheduler engine(sim::make_strategy("random"), 1);
+  pc::async_event never;
+  pc::simulated pool(engine);
+  auto waits = [](pc::async_event& e) -> pc::task<int> {
+    co_await e;
+    co_return 1;
+  };
+  CHECK_THROWS_WITH_AS(pool.run(waits(never)), doctest::Contains("task 0 \"main\" waits on async_event"),
+                       sim::deadlock_error);
+}
+
+TEST_CASE("simulated coroutines: a channel send that does not suspend is no wait") {
+  // capture() notes a wait before the send knows whether it must suspend; not_suspended() takes
+  // it back. Were it left, the run below would end in a false deadlock report.
+  sim::scheduler engine(sim::make_strategy("random"), 2);
+  pc::simulated pool(engine);
+  pc::channel<int> ch(4);
+  auto sends = [](pc::channel<int>& c) -> pc::task<int> {
+    for (int i = 0; i < 4; ++i) co_await c.send(i);
+    co_return 4;
+  };
+  CHECK(pool.run(sends(ch)) == 4);
+}
+
+TEST_CASE("simulated coroutines: an exception escaping a spawned task stops the run") {
+  sim::scheduler engine(sim::make_strategy("random"), 3);
+  pc::simulated pool(engine);
+  auto fails = []() -> pc::task<void> {
+    throw std::runtime_error("spawned task failed");
+    co_return;
+  };
+  pool.spawn(fails(), "failing");
+  pool.post([] {});
+  CHECK_THROWS_WITH_AS(engine.run(), "spawned task failed", std::runtime_error);
+}
+
+namespace {
+// A check-then-act across a suspension point: two withdrawals each check the balance, yield
+// (an await between check and act), then withdraw. Both pass the check before either acts.
+template <class Pool>
+pc::task<void> withdraw(Pool& pool, int& balance, int amount) {
+  if (balance >= amount) {
+    co_await pool.schedule();
+    balance -= amount;
+  }
+}
+}  // namespace
+
+TEST_CASE("simulated coroutines: explore finds a check-then-act bug and its seed replays") {
+  const auto program = [](sim::scheduler& engine) {
+    pc::simulated pool(engine);
+    int balance = 100;
+    auto both = [](pc::simulated& p, int& b) -> pc::task<void> {
+      co_await pc::when_all(withdraw(p, b, 80), withdraw(p, b, 80));
+    };
+    pool.run(both(pool, balance));
+    if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
+  };
+  sim::explore_options o;
+  o.runs = 100;
+  o.out = nullptr;
+  o.trace_path = "-";
+  const auto r = sim::explore(o, program);
+  REQUIRE(r.failed);
+  CHECK(r.error == "balance went negative: -60");
+  const auto again = sim::run_once(r.seed, "random", [&](sim::scheduler& engine) {
+    CHECK_THROWS_WITH(program(engine), "balance went negative: -60");
+  });
+  CHECK(again->schedule_text() == r.schedule);
+}
