@@ -51,7 +51,9 @@ void futex_wake(std::atomic<std::uint32_t>& word, int /*count*/) noexcept {
   bucket& b = bucket_of(word);
   // Pass through the mutex: a waiter that compared before our caller's store is then inside
   // wait() (it released the mutex only there), so the notify below reaches it.
-  { const std::lock_guard lock(b.m); }
+  {
+    const std::lock_guard lock(b.m);
+  }
   b.cv.notify_all();  // all: the bucket may hold sleepers on other words (see the top)
 }
 

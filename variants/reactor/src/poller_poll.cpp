@@ -69,7 +69,7 @@ poller::~poller() = default;
 void poller::add(int fd, std::uint32_t events) {
   // The same refusals as epoll_ctl, so both builds keep one contract: an fd that is not open,
   // and a regular file, which poll() would report ready on every call (epoll refuses it: EPERM).
-  struct stat st {};
+  struct stat st{};
   if (fd < 0 || ::fstat(fd, &st) != 0) fail(EBADF, "poll watch (fstat)");
   if (S_ISREG(st.st_mode)) fail(EPERM, "poll watch (a regular file)");
   {

@@ -118,7 +118,7 @@ void check_post_allocation_failures(std::size_t threads, alloc_scope scope, int 
         }
       }
       check_still_works(pool);
-    }                                // the destructor drains and returns (or the watchdog fires)
+    }  // the destructor drains and returns (or the watchdog fires)
     CHECK(runs.load() == accepted);  // each accepted task ran once, no refused one ran
     CHECK(accepted + refused == unarmed + tasks);
     if (scope == alloc_scope::this_thread) CHECK(refused <= 1);  // one-shot: one failure at most

@@ -110,7 +110,7 @@ class stealing_pool {
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
-  std::uint64_t sum(std::atomic<std::uint64_t> slot::*counter) const {
+  std::uint64_t sum(std::atomic<std::uint64_t> slot::* counter) const {
     std::uint64_t total = 0;
     for (const auto& s : slots_) total += ((*s).*counter).load(std::memory_order_relaxed);
     return total;
