@@ -130,9 +130,9 @@ in_root() {
     if [[ -n $src ]]; then mount --bind "$src" "$root/src"; fi
     exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin CCACHE_DIR=/ccache \
-      POOLS_DISTRO_CHECK="$release" \
+      POOLS_DISTRO_CHECK="$release" POOLS_CTEST_EXCLUDE="$6" \
       /bin/bash -ec "cd /src && $cmd"
-  ' distro-check "$root" "$cache" "$cmd" "$src" "$release"
+  ' distro-check "$root" "$cache" "$cmd" "$src" "$release" "${POOLS_CTEST_EXCLUDE:-}"
 }
 
 failed=

@@ -56,7 +56,8 @@ if [[ " ${presets[*]} " == *" arm64 "* ]]; then scripts/bootstrap.sh arm64; fi
 # The tree is formatted with one stated clang-format: 19, Debian 13's (the current stable).
 # clang-format 14 (Debian 12) lays C++20 requires-clauses and a few other constructs out
 # differently whatever the options, so a Debian 12 machine skips the check here and the trixie
-# step runs it in a Debian 13 root; scripts/format.sh formats with clang-format 19 on either.
+# step runs it in a Debian 13 root; `scripts/distro-check.sh trixie format`
+# formats with that root's clang-format 19 from either.
 format_version=19
 format_tool=
 for t in clang-format-$format_version clang-format; do
@@ -88,7 +89,10 @@ for preset in "${presets[@]}"; do
     read -ra inner <<<"${POOLS_TRIXIE_PRESETS:-release}"
     echo "== preset trixie: this script's ${inner[*]} in a Debian 13 root (scripts/distro-check.sh)"
     set +e
-    scripts/distro-check.sh trixie test "${inner[@]}" 2>&1 | tee "$log"
+    # The classroom scripts' tests (ctest -L classroom: hand-out, class grading, Gradescope zips)
+    # copy and rebuild the tree several times; they prove scripts, not the distribution, and run
+    # in this machine's release preset already.
+    POOLS_CTEST_EXCLUDE=${POOLS_CTEST_EXCLUDE:-classroom} scripts/distro-check.sh trixie test "${inner[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
     # The inner run's closing line: "total: N passed, M failed".
@@ -106,7 +110,8 @@ for preset in "${presets[@]}"; do
       scripts/tidy.sh build-clang
     fi
     set +e
-    ctest --preset "$preset" -j "$jobs" 2>&1 | tee "$log"
+    # POOLS_CTEST_EXCLUDE: a label regex left out (the trixie step sets it for its inner run).
+    ctest --preset "$preset" -j "$jobs" ${POOLS_CTEST_EXCLUDE:+-LE "$POOLS_CTEST_EXCLUDE"} 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
     summary=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1 || true)
