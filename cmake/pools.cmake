@@ -311,15 +311,21 @@ function(pools_finish_registration)
   message(STATUS "pools: registered variants: ${_pretty}")
 endfunction()
 
-# pools_add_sim_program(<name> <source> <library>): sim_<name>, a program with a seeded
-# concurrency bug (pools/sim/measure.hpp's command line, docs/testing-schedules.md), and its test
-# sim_<name>_explore: PCT finds the bug within 1,000 seeds and prints the replay line (~0.1 s).
-function(pools_add_sim_program name source library)
-  add_executable(sim_${name} ${source})
-  target_link_libraries(sim_${name} PRIVATE ${library} pools_warnings)
+# pools_add_sim_program(<name> <source>): sim_<name>, a program with a seeded concurrency bug
+# written on the variant that calls it (pools::<variant>; pools/sim/measure.hpp's command line,
+# docs/testing-schedules.md), and its test sim_<name>_explore: PCT finds the bug within 1,000
+# seeds and prints the replay line (~0.1 s). In a copy of a variant (scripts/check_variant_copy.sh)
+# the name is taken already: the copy's program is sim_<variant>_<name>.
+function(pools_add_sim_program name source)
+  set(_target sim_${name})
+  if(TARGET ${_target})
+    set(_target sim_${POOLS_VARIANT}_${name})
+  endif()
+  add_executable(${_target} ${source})
+  target_link_libraries(${_target} PRIVATE pools::${POOLS_VARIANT} pools_warnings)
   if(POOLS_BUILD_TESTS)
-    add_test(NAME sim_${name}_explore COMMAND sim_${name} --explore pct:2:60 --seeds 1000)
-    set_tests_properties(sim_${name}_explore PROPERTIES TIMEOUT 60 LABELS "${POOLS_VARIANT};sim"
+    add_test(NAME ${_target}_explore COMMAND ${_target} --explore pct:2:60 --seeds 1000)
+    set_tests_properties(${_target}_explore PROPERTIES TIMEOUT 60 LABELS "${POOLS_VARIANT};sim"
                          PASS_REGULAR_EXPRESSION "replay: POOLS_SIM_SEED=[0-9]+ POOLS_SIM_STRATEGY=pct:2:60")
   endif()
 endfunction()

@@ -50,6 +50,8 @@ packages=(
   # toolchains and build; libclang-rt-N-dev (sanitizer and libFuzzer runtimes of Clang) is added
   # below with N = the major version of the distribution's clang (14 on Debian 12, 19 on 13)
   g++ clang libomp-dev cmake ninja-build ccache clang-format clang-tidy git
+  # the format check's stated version (scripts/test.sh): Debian 12 and 13 both ship it
+  clang-format-19
   # libraries (Boost >= 1.74: headers incl. Asio/Beast, Context, Fiber, Program_options)
   libboost-dev libboost-context-dev libboost-fiber-dev libboost-program-options-dev
   libfmt-dev doctest-dev nlohmann-json3-dev libtbb-dev relacy-dev
