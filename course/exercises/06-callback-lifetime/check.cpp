@@ -46,7 +46,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using exercise::echo_server;
-using exercise::session;
 using exercise::socket_type;
 
 const char* current_step = "starting";
