@@ -61,7 +61,20 @@ extern "C" int eventfd_write(int fd, eventfd_t value) {
   return real(fd, value);
 }
 
+// The seam is the eventfd's write: the portable poller (POOLS_PORTABLE, poll + a pipe) wakes its
+// loop with write() on a pipe, which this binary does not intercept. loop::add() is the same code
+// on both paths, so the Linux build's run of this test covers it.
+#ifdef POOLS_PORTABLE
+constexpr bool eventfd_seam = false;
+#else
+constexpr bool eventfd_seam = true;
+#endif
+
 TEST_CASE("reactor textbook_pool: an outside post's last touch comes before the destructor returns") {
+  if (!eventfd_seam) {
+    MESSAGE("skipped: the portable poller wakes through a pipe, not the eventfd this test holds");
+    return;
+  }
   alignas(pr::textbook_pool) unsigned char storage[sizeof(pr::textbook_pool)];
   auto* pool = new (storage) pr::textbook_pool(1);
   // Keep the loop awake (running a task) while the outside post goes in, so that it can take the
