@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -226,6 +227,7 @@ class exporter {
           }
           if (r.what == event::fiber_migrate) args["from"] = r.arg;
           if (r.what == event::post) args["from_worker"] = r.from_worker;
+          if (r.what == event::post && r.arg == 1) args["continuation"] = true;
           add(tid, r.ns, 0, {{"ph", "i"}, {"s", "t"}, {"name", name_of(r.what)}, {"args", std::move(args)}});
         }
       }
@@ -297,14 +299,15 @@ class exporter {
   }
 
   void flows(summary& s) {
-    // Where each item was posted, by id, in time order (ids are addresses: they repeat).
-    std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint32_t>>> posts;
+    // Where each item was posted, by id, in time order (ids are addresses: they repeat), and
+    // whether it was a parent's continuation (a post's arg 1: a work-first fork).
+    std::unordered_map<std::uint64_t, std::vector<std::tuple<std::uint64_t, std::uint32_t, bool>>> posts;
     // The tracks of each (pool, worker index), for wakes.
     std::map<std::pair<std::uint64_t, unsigned>, std::vector<std::pair<std::uint64_t, std::uint32_t>>>
         workers;
     for (std::uint32_t t = 0; t < tracks_.size(); ++t) {
       for (const record& r : tracks_[t].recs)
-        if (r.what == event::post) posts[r.id].push_back({r.ns, t});
+        if (r.what == event::post) posts[r.id].push_back({r.ns, t, r.arg == 1});
       if (tracks_[t].pool != 0)
         workers[{tracks_[t].pool, tracks_[t].index}].push_back({tracks_[t].named_ns, t});
     }
@@ -315,13 +318,16 @@ class exporter {
         if (r.what == event::steal) {
           auto it = posts.find(r.id);
           if (it == posts.end()) continue;
-          auto p = std::upper_bound(it->second.begin(), it->second.end(), std::pair{r.ns, ~std::uint32_t{0}});
+          auto p = std::upper_bound(it->second.begin(), it->second.end(),
+                                    std::tuple{r.ns, ~std::uint32_t{0}, true});
           if (p == it->second.begin()) continue;
           --p;
+          const auto [posted_ns, posted_tid, continuation] = *p;
+          ++(continuation ? s.stolen_continuations : s.stolen_tasks);
           const slice* target = next_after(t, r.ns);
           if (target == nullptr) continue;
           const std::uint64_t id = ++next_id;
-          flow_start(p->second, p->first, "steal", id);
+          flow_start(posted_tid, posted_ns, "steal", id);
           add(t, std::min(r.ns, target->begin - 1), -1,
               {{"ph", "f"}, {"name", "steal"}, {"cat", "steal"}, {"id", id}});
           ++s.flows;
@@ -483,6 +489,11 @@ void print_summary(const summary& s, std::FILE* out) {
   for (const auto& t : s.tracks)
     if (t.worker || t.tasks + t.posts + t.steals + t.parks + t.wakes != 0) row(t);
   row(s.total);
+  // Work-first (fork_scope) pushes parents' continuations, help-first (when_all) children: what
+  // the thieves took, by the kind of the post each steal matched.
+  fmt::print(out, "trace: stolen items: {} tasks or children, {} continuations ({} steals unmatched)\n",
+             s.stolen_tasks, s.stolen_continuations,
+             s.total.steals - std::min(s.total.steals, s.stolen_tasks + s.stolen_continuations));
 }
 
 }  // namespace pools::trace

@@ -40,7 +40,8 @@ inline constexpr std::string_view not_compiled_message =
 enum class event : std::uint8_t {
   task_begin,        // a worker starts running a task it took from a queue
   task_end,          // ... and is back in its scheduler loop
-  post,              // a task entered a queue (from a worker of the pool, or from outside)
+  post,              // a task entered a queue (from a worker of the pool, or from outside);
+                     // `arg` 1: it is a parent's continuation (a work-first fork), else 0
   steal,             // this worker took `id` from worker `arg`'s queue
   park_begin,        // this worker goes to sleep (futex, condition variable, epoll_wait, hook)
   park_end,          // ... and is awake again
@@ -125,6 +126,10 @@ inline std::uint64_t id_of(const void* p) noexcept {
 #define POOLS_TRACE_TASK_BEGIN(id) POOLS_TRACE_EMIT_(task_begin, id, nullptr, 0)
 #define POOLS_TRACE_TASK_END(id) POOLS_TRACE_EMIT_(task_end, id, nullptr, 0)
 #define POOLS_TRACE_POST(pool, id) POOLS_TRACE_EMIT_(post, id, pool, 0)
+// A post whose `arg` says what was queued: 0 a task or a child, 1 a parent's continuation (a
+// work-first fork: pools/coroutines/fork_scope.hpp). The export counts steals of each kind.
+#define POOLS_TRACE_POST_KIND(pool, id, continuation) \
+  POOLS_TRACE_EMIT_(post, id, pool, (continuation) ? 1 : 0)
 #define POOLS_TRACE_STEAL(pool, id, victim) POOLS_TRACE_EMIT_(steal, id, pool, victim)
 #define POOLS_TRACE_PARK_BEGIN(pool) POOLS_TRACE_EMIT_(park_begin, 0, pool, 0)
 #define POOLS_TRACE_PARK_END(pool) POOLS_TRACE_EMIT_(park_end, 0, pool, 0)

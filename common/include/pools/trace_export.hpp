@@ -37,12 +37,14 @@ struct track_summary {
 };
 
 struct summary {
-  std::vector<track_summary> tracks;   // in track order
-  std::uint64_t recorded = 0;          // records written since mark(), overwritten ones included
-  std::uint64_t events = 0;            // records exported
-  std::uint64_t flows = 0;             // arrows drawn (steals and wakes with both ends in slices)
-  std::uint64_t truncated_tracks = 0;  // rings that overwrote events after mark(): counts are short
-  track_summary total;                 // the sums ("all")
+  std::vector<track_summary> tracks;       // in track order
+  std::uint64_t recorded = 0;              // records written since mark(), overwritten ones included
+  std::uint64_t events = 0;                // records exported
+  std::uint64_t flows = 0;                 // arrows drawn (steals and wakes with both ends in slices)
+  std::uint64_t stolen_tasks = 0;          // steals whose post was a task or a child
+  std::uint64_t stolen_continuations = 0;  // ... a parent's continuation (work-first fork)
+  std::uint64_t truncated_tracks = 0;      // rings that overwrote events after mark(): counts are short
+  track_summary total;                     // the sums ("all")
 };
 
 /// Writes the events recorded since the last mark() to `path`; throws std::runtime_error when the

@@ -6,6 +6,7 @@
 #include <pools/coroutines/async_latch.hpp>
 #include <pools/coroutines/async_mutex.hpp>
 #include <pools/coroutines/channel.hpp>
+#include <pools/coroutines/fork_scope.hpp>
 #include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/sleep.hpp>
 #include <pools/coroutines/sync_wait.hpp>

@@ -20,11 +20,13 @@
 // co_await that waits for the task (or from sync_wait, or from the when_all that ran it).
 #pragma once
 
+#include <pools/coroutines/detail/fork_state.hpp>
 #include <pools/coroutines/detail/join_state.hpp>
 #include <pools/coroutines/detail/worker.hpp>
 #include <pools/coroutines/frame_allocator.hpp>
 
 #include <coroutine>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -49,13 +51,17 @@ class promise_base : public recycled_frame {
 
   struct final_awaiter {
     bool await_ready() const noexcept { return false; }
-    // Where a finished task goes: to its awaiting coroutine (co_await), to its when_all join, or,
-    // when detached, to the pool. Nothing here touches the frame after handing it on: the
-    // receiver may already be destroying it on another thread.
+    // Where a finished task goes: to its when_all join, to its fork_scope's join (a forked
+    // child: its parent is the continuation), to its awaiting coroutine (co_await), or, when
+    // detached, to the pool. Nothing here touches the frame after handing it on: the receiver may
+    // already be destroying it on another thread.
     template <class Promise>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> self) const noexcept {
       promise_base& p = self.promise();
-      if (p.join_ != nullptr) return p.join_->child_done();
+      if (p.join_ != 0) {
+        if ((p.join_ & fork_tag) == 0) return reinterpret_cast<join_state*>(p.join_)->child_done();
+        return reinterpret_cast<fork_state*>(p.join_ & ~fork_tag)->child_done(p.continuation_, p.exception_);
+      }
       if (p.continuation_) return p.continuation_;
       if (p.detached_ != nullptr) return finish_detached(self, p.detached_, std::move(p.exception_));
       return std::noop_coroutine();
@@ -67,7 +73,15 @@ class promise_base : public recycled_frame {
   void unhandled_exception() noexcept { exception_ = std::current_exception(); }
 
   void set_continuation(std::coroutine_handle<> c) noexcept { continuation_ = c; }
-  void set_join(join_state* j) noexcept { join_ = j; }
+  void set_join(join_state* j) noexcept { join_ = reinterpret_cast<std::uintptr_t>(j); }
+  /// A forked child (fork_scope::fork): `parent` is suspended at the fork and may be stolen.
+  /// (nullptr: not forked after all.)
+  void set_fork(fork_state* f, std::coroutine_handle<> parent) noexcept {
+    join_ = f != nullptr ? reinterpret_cast<std::uintptr_t>(f) | fork_tag : 0;
+    continuation_ = parent;
+  }
+  /// The stored exception (null if none); fork_scope::call hands it to the scope's join.
+  const std::exception_ptr& exception() const noexcept { return exception_; }
   void set_detached(thread_pool* pool) noexcept { detached_ = pool; }
   bool has_exception() const noexcept { return exception_ != nullptr; }
   void rethrow_if_exception() const {
@@ -80,7 +94,12 @@ class promise_base : public recycled_frame {
   [[noreturn, gnu::noinline, gnu::cold]] void rethrow_stored() const { std::rethrow_exception(exception_); }
 
   std::coroutine_handle<> continuation_;
-  join_state* join_ = nullptr;
+  // The join this task is a child of: a when_all's join_state*, or a fork_scope's fork_state*
+  // with the low bit set (both are aligned: the bit is free). One word, not two: the promise of
+  // every task, and the final awaiter's test on every when_all child, stay as small as before.
+  static constexpr std::uintptr_t fork_tag = 1;
+  static_assert(alignof(join_state) > 1 && alignof(fork_state) > 1);
+  std::uintptr_t join_ = 0;
   thread_pool* detached_ = nullptr;
   std::exception_ptr exception_;
 };

@@ -158,10 +158,12 @@ class thread_pool final : public scheduler {
     }
   }
 
-  /// Fork: pushes `h` onto the deque of the calling worker `w` (which must belong to this pool).
-  void push_local(detail::worker& w, std::coroutine_handle<> h) {
+  /// Fork: pushes `h` onto the deque of the calling worker `w` (which must belong to this pool):
+  /// a child (when_all, help-first), or with `continuation` a parent suspended at a fork
+  /// (fork_scope, work-first; the trace tells a thief's steals of the two kinds apart).
+  void push_local(detail::worker& w, std::coroutine_handle<> h, [[maybe_unused]] bool continuation = false) {
     w.deque.push(h.address());
-    POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
+    POOLS_TRACE_POST_KIND(this, POOLS_TRACE_ID(h.address()), continuation);
     // Inside the hook, w may be the searcher wake_hint() counts on (a poll from its spin loop)
     // or still carry its idle bit (a park): either would make the hint wake no one. So wake
     // another worker directly; pushes from inside the hook are rare.
