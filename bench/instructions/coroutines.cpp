@@ -3,11 +3,15 @@
 // (bench/instructions.py; how counting stays deterministic: measure.hpp).
 //   fork_join  one binary fork and its join, as fib spells it: co_await when_all(leaf(), leaf())
 //              inside a coroutine on the pool's one worker
+//   fork_join_workfirst  the same binary fork and join, work-first as fib spells it with
+//              fork_scope: fork(leaf), call(leaf), join — nobody steals on one worker, so this is
+//              the inline path (no atomic read-modify-write of the join counter)
 //   post_run   pool.post of an empty callable from a task, and its run (measure.hpp)
 #include <pools/coroutines/coroutines.hpp>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "measure.hpp"
 
@@ -30,6 +34,21 @@ pc::task<std::int64_t> forks(std::int64_t n) {
   co_return sum;
 }
 
+pc::task<std::int64_t> work_first_forks(std::int64_t n) {
+  std::int64_t sum = 0;
+  collect_toggle();  // on
+  for (std::int64_t i = 0; i < n; ++i) {
+    pc::task<std::int64_t> a = leaf(), b = leaf();
+    pc::fork_scope scope;
+    co_await scope.fork(a);
+    co_await scope.call(b);
+    co_await scope.join();
+    sum += co_await std::move(a) + co_await std::move(b);
+  }
+  collect_toggle();  // off
+  co_return sum;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,6 +57,11 @@ int main(int argc, char** argv) {
                       pc::thread_pool pool(1);
                       const std::int64_t sum = pc::sync_wait(pool, forks(n));
                       if (sum != 2 * n) wrong("fork_join summed " + std::to_string(sum));
+                    }}},
+                   {"fork_join_workfirst", {[](std::int64_t n) {
+                      pc::thread_pool pool(1);
+                      const std::int64_t sum = pc::sync_wait(pool, work_first_forks(n));
+                      if (sum != 2 * n) wrong("fork_join_workfirst summed " + std::to_string(sum));
                     }}},
                    {"post_run", {[](std::int64_t n) {
                       pc::thread_pool pool(1);

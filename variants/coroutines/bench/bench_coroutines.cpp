@@ -6,7 +6,8 @@
 // work-stealing thread_pool. The coroutines below are the same for both: only the pool type the
 // workloads are instantiated with differs.
 //
-// Fork/join is written with co_await when_all(...): one coroutine per call (fib, skynet, nqueens),
+// Fork/join is written with co_await when_all(...) (help-first; work-first with fork_scope under
+// POOLS_BENCH_FORK=workfirst, below): one coroutine per call (fib, skynet, nqueens),
 // no cutoff, children forked onto the worker's deque for idle workers to steal. Each repetition
 // enters the pool from main with sync_wait. The executor workloads (submit, submit_future, wakeup)
 // go through post(), which is how code outside the pool hands it work; vector_fill splits the
@@ -61,6 +62,63 @@ pc::task<std::uint64_t> nqueens(int n, queens_board board) {
   std::uint64_t sum = 0;
   for (auto v : co_await pc::when_all(std::move(children))) sum += v;
   co_return sum;
+}
+
+// The same three, work-first (pools/coroutines/fork_scope.hpp; the `workfirst` line of
+// flavours.txt, POOLS_BENCH_FORK=workfirst): each child but the last is forked (the worker runs
+// it at once and a thief takes the parent's continuation), the last is called, then the join.
+pc::task<std::uint64_t> wf_fib(int n) {
+  if (n < 2) co_return static_cast<std::uint64_t>(n);
+  pc::task<std::uint64_t> a = wf_fib(n - 1), b = wf_fib(n - 2);
+  pc::fork_scope scope;
+  co_await scope.fork(a);
+  co_await scope.call(b);
+  co_await scope.join();
+  co_return co_await std::move(a) + co_await std::move(b);
+}
+
+pc::task<std::uint64_t> wf_skynet(std::uint64_t first, std::uint64_t size) {
+  if (size == 1) co_return first;
+  const std::uint64_t child = size / skynet_fanout;
+  std::array<pc::task<std::uint64_t>, skynet_fanout> parts;
+  for (std::size_t i = 0; i < parts.size(); ++i) parts[i] = wf_skynet(first + i * child, child);
+  pc::fork_scope scope;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) co_await scope.fork(parts[i]);
+  co_await scope.call(parts.back());
+  co_await scope.join();
+  std::uint64_t sum = 0;
+  for (auto& p : parts) sum += co_await std::move(p);
+  co_return sum;
+}
+
+pc::task<std::uint64_t> wf_nqueens(int n, queens_board board) {
+  if (board.row == n) co_return 1;
+  std::vector<pc::task<std::uint64_t>> children;
+  children.reserve(static_cast<std::size_t>(n));
+  for (int c = 0; c < n; ++c) {
+    if (board.can_place(c)) children.push_back(wf_nqueens(n, board.with(c)));
+  }
+  if (children.empty()) co_return 0;
+  pc::fork_scope scope;
+  for (std::size_t i = 0; i + 1 < children.size(); ++i) co_await scope.fork(children[i]);
+  co_await scope.call(children.back());
+  co_await scope.join();
+  std::uint64_t sum = 0;
+  for (auto& t : children) sum += co_await std::move(t);
+  co_return sum;
+}
+
+// POOLS_BENCH_FORK=workfirst: fib, skynet and nqueens through fork_scope instead of when_all.
+bool work_first = false;
+
+pc::task<std::uint64_t> fib_root(int n) {
+  return work_first ? wf_fib(n) : fib(n);
+}
+pc::task<std::uint64_t> skynet_root(std::uint64_t leaves) {
+  return work_first ? wf_skynet(0, leaves) : skynet(0, leaves);
+}
+pc::task<std::uint64_t> nqueens_root(int n) {
+  return work_first ? wf_nqueens(n, queens_board{}) : nqueens(n, queens_board{});
 }
 
 pc::task<void> matmul(matrix_view c, matrix_view a, matrix_view b) {
@@ -146,15 +204,14 @@ prepare_fn memory_workload() {
 template <class Pool>
 void add_workloads(suite& s) {
   s.add("fib", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
-          check_fib(static_cast<int>(n), pc::sync_wait(pool, fib(static_cast<int>(n))));
+          check_fib(static_cast<int>(n), pc::sync_wait(pool, fib_root(static_cast<int>(n))));
         }));
   s.add("skynet", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
           const auto leaves = static_cast<std::uint64_t>(n);
-          check_skynet(leaves, pc::sync_wait(pool, skynet(0, leaves)));
+          check_skynet(leaves, pc::sync_wait(pool, skynet_root(leaves)));
         }));
   s.add("nqueens", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
-          check_nqueens(static_cast<int>(n),
-                        pc::sync_wait(pool, nqueens(static_cast<int>(n), queens_board{})));
+          check_nqueens(static_cast<int>(n), pc::sync_wait(pool, nqueens_root(static_cast<int>(n))));
         }));
   s.add("matmul", [](const params& p) -> repetition {
     std::shared_ptr<Pool> pool = make_pool<Pool>(p.threads);
@@ -186,11 +243,24 @@ std::string frame_cache_from_environment() {
   return "/nocache";
 }
 
+// POOLS_BENCH_FORK=workfirst (the `workfirst` line of flavours.txt): fork/join workloads through
+// fork_scope. Returns the suffix for the name.
+std::string fork_style_from_environment() {
+  const char* value = std::getenv("POOLS_BENCH_FORK");
+  const std::string_view chosen = value == nullptr ? "helpfirst" : value;
+  if (chosen == "helpfirst") return "";
+  if (chosen != "workfirst")
+    fail_usage(fmt::format("POOLS_BENCH_FORK='{}' is not a setting; use helpfirst or workfirst", chosen));
+  work_first = true;
+  return "/workfirst";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const pool_choice choice = pool_from_environment("coroutines");
-  suite s(choice.variant + frame_cache_from_environment());
+  const std::string fork_style = fork_style_from_environment();
+  suite s(choice.variant + frame_cache_from_environment() + fork_style);
   if (choice.textbook) {
     add_workloads<pc::textbook_pool>(s);
   } else {
