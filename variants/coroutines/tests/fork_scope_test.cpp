@@ -249,12 +249,12 @@ pc::task<std::uint64_t> irregular(pc::thread_pool& pool, std::uint64_t seed, int
 TEST_CASE("fork_scope: stress — irregular trees on 4 workers, every task counted, bounded in time") {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(coro_test::sanitized() ? 20 : 5);
-  const int rounds = coro_test::sanitized() ? 10 : 40;
+  const int rounds = coro_test::sanitized() ? 20 : 200;
   pc::thread_pool pool(4);
   int done = 0;
   for (int r = 0; r < rounds && std::chrono::steady_clock::now() < deadline; ++r, ++done) {
     std::atomic<std::uint64_t> ran{0};
-    const std::uint64_t counted = pc::sync_wait(pool, irregular(pool, 12345 + r, 9, ran));
+    const std::uint64_t counted = pc::sync_wait(pool, irregular(pool, 12345 + r, 11, ran));
     REQUIRE(counted == ran.load());  // every node returned 1 + its children's counts
     std::atomic<std::uint64_t> nodes{0};
     const std::uint64_t n = 2000 + 37 * r;
