@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "park_support.hpp"  // passes(), iterations_from(), verdict(): shared by the models
 #include "relacy_atomics.hpp"
 
 namespace {
@@ -83,29 +84,14 @@ struct join_test : rl::test_suite<join_test, 3> {
   }
 };
 
-template <class Test>
-bool passes(const char* name, rl::iteration_t iterations) {
-  rl::test_params params;
-  params.iteration_count = iterations;
-  params.search_type = rl::random_scheduler_type;
-  std::printf("--- %s: %llu random schedules\n", name, static_cast<unsigned long long>(iterations));
-  std::fflush(stdout);
-  return rl::simulate<Test>(params);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Each mutant is found within a few hundred schedules; an argument overrides the count.
-  const rl::iteration_t iterations = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
-  const bool ok = passes<join_test>("join: two stolen children and the parent arrive", iterations);
-#if POOLS_FORK_JOIN_MUTANT == 0
-  std::printf(ok ? "model: the join passed every schedule\n" : "model: Relacy found a bug in the join\n");
-  return ok ? 0 : 1;
-#else
-  std::printf(ok ? "model: mutant %d NOT caught: the model test cannot see this order\n"
-                 : "model: mutant %d caught, as it must be\n",
-              POOLS_FORK_JOIN_MUTANT);
-  return ok ? 1 : 0;
-#endif
+  // Each mutant is found within a few schedules; an argument overrides the count.
+  const rl::iteration_t iterations = pools::model::iterations_from(argc, argv, 100000);
+  const bool ok =
+      pools::model::passes<join_test>("join: two stolen children and the parent arrive", iterations);
+  const char* const mutants[] = {"", "a child's arrival relaxed", "the parent's arrival relaxed"};
+  return pools::model::verdict("the work-first join", POOLS_FORK_JOIN_MUTANT, mutants[POOLS_FORK_JOIN_MUTANT],
+                               ok);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // park_support.hpp — what the three parking models (park_*_model.cpp) share: a lock guard for
-// Relacy's mutex, the harness that counts finished tasks, and the run-and-report main().
+// Relacy's mutex, the harness that counts finished tasks, and the run-and-report main() (which
+// fork_join_model.cpp uses too).
 //
 // The harness is not part of any pool: it is how a model turns "a lost wake-up" into something
 // Relacy reports. The thread that posts the tasks waits (on the harness's own mutex and condition
