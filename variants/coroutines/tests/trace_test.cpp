@@ -4,6 +4,7 @@
 // (without it the pool records nothing and there is nothing to compare).
 #include <doctest/doctest.h>
 
+#include <pools/coroutines/fork_scope.hpp>
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_all.hpp>
@@ -11,8 +12,12 @@
 #include <pools/trace.hpp>
 #include <pools/trace_export.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <utility>
+
+#include "test_support.hpp"
 
 #if POOLS_TRACE
 
@@ -83,6 +88,49 @@ TEST_CASE("trace: coroutines thread_pool's events agree with its own counters") 
     if (s.total.steals > 0) break;
   }
   CHECK(r.trace.total.steals > 0);
+}
+
+namespace {
+
+// One forced steal: the first child waits (bounded) for a flag that only the stolen item sets.
+// Help-first (when_all) leaves the second child in the deque; work-first (fork_scope) the
+// parent's continuation. Returns the trace's summary of it.
+pools::trace::summary one_forced_steal(bool work_first) {
+  pools::trace::mark();
+  {
+    pc::thread_pool pool(2);
+    std::atomic<bool> flag{false};
+    auto waits = [](std::atomic<bool>& f) -> pc::task<bool> { co_return coro_test::wait_for_flag(f); };
+    auto sets = [](std::atomic<bool>& f) -> pc::task<bool> {
+      f.store(true, std::memory_order_release);
+      co_return true;
+    };
+    auto help_first = [&]() -> pc::task<bool> {
+      auto [a, b] = co_await pc::when_all(waits(flag), sets(flag));
+      co_return a&& b;
+    };
+    auto work_first_parent = [&]() -> pc::task<bool> {
+      pc::task<bool> a = waits(flag), b = sets(flag);
+      pc::fork_scope scope;
+      co_await scope.fork(a);  // the continuation (which calls b) is what the other worker steals
+      co_await scope.call(b);
+      co_await scope.join();
+      co_return co_await std::move(a) && co_await std::move(b);
+    };
+    CHECK(pc::sync_wait(pool, work_first ? work_first_parent() : help_first()));
+  }
+  return pools::testing::export_trace_summary(work_first ? "coroutines_workfirst" : "coroutines_helpfirst");
+}
+
+}  // namespace
+
+TEST_CASE("trace: steals are counted by kind, children (when_all) or continuations (fork_scope)") {
+  const auto help = one_forced_steal(false);
+  CHECK(help.stolen_tasks >= 1);
+  CHECK(help.stolen_continuations == 0);
+  const auto work = one_forced_steal(true);
+  CHECK(work.stolen_continuations >= 1);
+  CHECK(work.stolen_tasks == 0);
 }
 
 #endif
