@@ -137,7 +137,7 @@ class fork_scope {
   /// Runs `t` now on this thread; the rest of this coroutine may be stolen meanwhile. `t` must be
   /// a task that has not started; it stays owned by the caller (read its result after join()).
   template <class T>
-  fork_awaiter<T> fork(task<T>& t) {
+  [[nodiscard]] fork_awaiter<T> fork(task<T>& t) {
     require_unstarted(t);
     return {&state_, t.handle()};
   }
@@ -145,13 +145,13 @@ class fork_scope {
   /// Runs `t` now, as `co_await t` would, but keeps its exception for join(). Nothing is pushed:
   /// the last child of a fork/join needs no stealable continuation (its parent only joins next).
   template <class T>
-  call_awaiter<T> call(task<T>& t) {
+  [[nodiscard]] call_awaiter<T> call(task<T>& t) {
     require_unstarted(t);
     return {&state_, t.handle()};
   }
 
   /// Waits until every forked child has finished; rethrows the first child exception.
-  join_awaiter join() noexcept { return {&state_}; }
+  [[nodiscard]] join_awaiter join() noexcept { return {&state_}; }
 
  private:
   template <class T>
