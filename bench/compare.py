@@ -91,6 +91,11 @@ def fail(msg):
     sys.exit(2)
 
 
+# Flavours whose setting changes only some workloads (an `only=` word in flavours.txt): on the
+# others they would measure their variant again, so they are reported as such, not run.
+FLAVOUR_ONLY = {}
+
+
 def read_flavours(variants):
     """{"<variant>/<label>": {VAR: value}} from each variant's bench/flavours.txt (optional)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -105,7 +110,10 @@ def read_flavours(variants):
                 continue
             env = dict(w.split("=", 1) for w in words[1:] if "=" in w)
             if len(env) != len(words) - 1 or not env:
-                fail(f"{path}:{n}: expected '<label> VAR=value...', got '{line.strip()}'")
+                fail(f"{path}:{n}: expected '<label> VAR=value... [only=WORKLOAD,...]', got '{line.strip()}'")
+            only = env.pop("only", None)  # a setting that changes these workloads alone
+            if only is not None:
+                FLAVOUR_ONLY[f"{v}/{words[0]}"] = set(only.split(","))
             flavours[f"{v}/{words[0]}"] = env
     return flavours
 
@@ -208,6 +216,12 @@ def run_rounds(binaries, subjects, workload, args, flavours, progress):
             if once and k > 0:
                 progress.advance()
                 continue  # a slow subject runs in the first round only
+            if plain in FLAVOUR_ONLY and workload not in FLAVOUR_ONLY[plain]:
+                runs[s].append({"workload": workload, "variant": s, "supported": False, "skipped": True,
+                                "reason": f"its setting changes only {', '.join(sorted(FLAVOUR_ONLY[plain]))}: "
+                                          f"here it is {plain.split('/')[0]} itself"})
+                progress.advance()
+                continue
             if args.quick and (base, workload) in QUICK_SKIPS:
                 runs[s].append({"workload": workload, "variant": s, "supported": False, "skipped": True,
                                 "reason": "left out of the quick run (half a minute a run); --full runs it"})
