@@ -43,8 +43,7 @@ void sleep_until(const std::chrono::time_point<Clock, Duration>& deadline) {
 
 template <class Rep, class Period>
 void sleep_for(const std::chrono::duration<Rep, Period>& duration) {
-  sleep_until(std::chrono::steady_clock::now() +
-              std::chrono::ceil<std::chrono::steady_clock::duration>(duration));
+  sleep_until(detail::clock_now() + std::chrono::ceil<std::chrono::steady_clock::duration>(duration));
 }
 
 }  // namespace pools::fibers::this_fiber
