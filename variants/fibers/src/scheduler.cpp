@@ -28,6 +28,19 @@ void backoff(int round) noexcept {
   if (round > 8) std::this_thread::yield();  // let another thread have the core we are wasting
 }
 
+// Ends every idle fiber of `w`, from w's home: each leaves fiber_main and its stack is freed.
+void end_idle_fibers(worker& w) noexcept {
+  while (fiber_record* f = w.idle) {
+    w.idle = f->next_idle;
+    --w.idle_count;
+    f->exit_requested = true;
+    w.pending_from = &w.home;
+    w.pending_action = {};
+    w.current = f;
+    switch_context(w.home, *f);
+  }
+}
+
 void become_idle(context* from, void*) noexcept {
   worker& w = *current_worker();
   auto* f = static_cast<fiber_record*>(from);
@@ -489,15 +502,7 @@ void scheduler::worker_main(worker& w) {
     if (!park(w)) break;
   }
   // Shut down: nothing is alive, every fiber of this worker is idle. End them.
-  while (fiber_record* f = w.idle) {
-    w.idle = f->next_idle;
-    --w.idle_count;
-    f->exit_requested = true;
-    w.pending_from = &w.home;
-    w.pending_action = {};
-    w.current = f;
-    switch_context(w.home, *f);
-  }
+  end_idle_fibers(w);
   tls_worker = nullptr;
 }
 
@@ -540,16 +545,7 @@ void scheduler::end_simulated(const std::vector<fiber_record*>& stuck) noexcept 
   worker& w = *workers_[0];
   worker* const previous = exchange_current_worker(&w);
   prepare_home(w.home);
-  // The idle fibers end as a real worker's do at shutdown (worker_main).
-  while (fiber_record* f = w.idle) {
-    w.idle = f->next_idle;
-    --w.idle_count;
-    f->exit_requested = true;
-    w.pending_from = &w.home;
-    w.pending_action = {};
-    w.current = f;
-    switch_context(w.home, *f);
-  }
+  end_idle_fibers(w);  // as a real worker's do at shutdown (worker_main)
   w.current = &w.home;
   for (fiber_record* f : stuck) discard_fiber(f);
   exchange_current_worker(previous);

@@ -11,15 +11,13 @@
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/sim/explore.hpp>
+#include <pools/testing/sim_trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -80,13 +78,6 @@ int open_shop(Pool& pool, shop& s) {
   return s.revenue;
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("the same fiber code runs on the thread_pool and on the simulator") {
@@ -109,26 +100,28 @@ TEST_CASE("the same fiber code runs on the thread_pool and on the simulator") {
 }
 
 TEST_CASE("simulated fibers: the same seed replays the same schedule and trace; other seeds differ") {
-  const auto run = [](std::uint64_t seed, const std::string& trace) {
+  struct outcome {
+    std::string schedule;
+    std::vector<int> log;
+    std::string trace;
+    bool operator==(const outcome&) const = default;
+  };
+  const auto run = [](std::uint64_t seed) {
     sim::scheduler engine(sim::make_strategy("random"), seed);
     pf::simulated pool(engine);
     shop s;
     pool.run([&] { return open_shop(pool, s); });
-    if (!trace.empty()) engine.write_trace(trace);
-    return std::pair{engine.schedule_text(), s.log};
+    return outcome{engine.schedule_text(), s.log, pools::testing::sim_trace_text(engine, "fibers")};
   };
-  const std::string t1 = (std::filesystem::temp_directory_path() / "pools_sim_fibers_1.json").string();
-  const std::string t2 = (std::filesystem::temp_directory_path() / "pools_sim_fibers_2.json").string();
-  const auto first = run(4, t1);
-  const auto second = run(4, t2);
-  CHECK(first == second);
-  CHECK(file_text(t1) == file_text(t2));
-  CHECK(file_text(t1).find("\"task 0 main\"") != std::string::npos);
-  CHECK(first.first.find("waits on channel recv") != std::string::npos);
-  std::filesystem::remove(t1);
-  std::filesystem::remove(t2);
+  const outcome first = run(4);
+  const outcome second = run(4);
+  CHECK(first.schedule == second.schedule);
+  CHECK(first.log == second.log);
+  CHECK(first.trace == second.trace);
+  CHECK(first.trace.find("\"task 0 main\"") != std::string::npos);
+  CHECK(first.schedule.find("waits on channel recv") != std::string::npos);
   std::set<std::vector<int>> orders;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) orders.insert(run(seed, "").second);
+  for (std::uint64_t seed = 0; seed < 40; ++seed) orders.insert(run(seed).log);
   CHECK(orders.size() >= 5);  // the cashiers' interleaving changes with the seed
 }
 
