@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler.hpp"
@@ -208,9 +209,9 @@ detail::scheduler& simulated::scheduler() noexcept {
   return adapter_->fiber_scheduler();
 }
 
-void simulated::start(detail::task_base* t, std::string name, bool posted) {
+void simulated::start(detail::task_base* t, const std::string& name, bool posted) {
   try {
-    adapter_->start(t, std::move(name), posted);
+    adapter_->start(t, name, posted);
   } catch (...) {
     t->destroy(t);  // not started: no one else holds it
     throw;

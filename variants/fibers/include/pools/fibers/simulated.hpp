@@ -89,10 +89,10 @@ class simulated {
   /// Starts f() as a fiber: a task of the simulation named `name` (see above for the default).
   template <class F>
     requires std::is_invocable_v<std::decay_t<F>>
-  auto spawn(F&& f, std::string name = {}) -> join_handle<std::invoke_result_t<std::decay_t<F>>> {
+  auto spawn(F&& f, const std::string& name = {}) -> join_handle<std::invoke_result_t<std::decay_t<F>>> {
     using R = std::invoke_result_t<std::decay_t<F>>;
     auto* t = new detail::task<std::decay_t<F>, R, true>(scheduler(), true, std::forward<F>(f));
-    start(t, std::move(name), false);
+    start(t, name, false);
     return join_handle<R>(t);
   }
 
@@ -108,10 +108,10 @@ class simulated {
   /// and what stopped the run when something did (see FAILURES).
   template <class F>
     requires std::is_invocable_v<std::decay_t<F>>
-  auto run(F&& f, std::string name = "main") -> std::invoke_result_t<std::decay_t<F>> {
+  auto run(F&& f, const std::string& name = "main") -> std::invoke_result_t<std::decay_t<F>> {
     using R = std::invoke_result_t<std::decay_t<F>>;
     auto* t = new detail::task<std::decay_t<F>, R, true>(scheduler(), true, std::forward<F>(f));
-    start(t, std::move(name), false);
+    start(t, name, false);
     // The handle's reference stays with t until t is done: a handle joined after a failed run
     // would wait for ever (the pool destroys an unfinished task instead, ~simulated).
     run_to_end(*t);
@@ -121,7 +121,7 @@ class simulated {
  private:
   detail::scheduler& scheduler() noexcept;
   // Hands t to the simulation as a new task (the pool keeps a reference until it is destroyed).
-  void start(detail::task_base* t, std::string name, bool posted);
+  void start(detail::task_base* t, const std::string& name, bool posted);
   // sim.run(); throws deadlock_error when t is not done after it (and drops t's handle reference
   // when the run throws while t is done).
   void run_to_end(detail::task_base& t);
