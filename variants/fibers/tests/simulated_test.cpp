@@ -208,6 +208,36 @@ TEST_CASE("simulated fibers: a lock-order deadlock is found and the report names
   CHECK(report.find("task 2 \"main.2\" waits on mutex 0x") != std::string::npos);
 }
 
+TEST_CASE("simulated fibers: runs that deadlock and runs that do not, seed after seed, tear down cleanly") {
+  // Each deadlocked run leaves three fibers suspended for good; the pool frees their stacks
+  // unrun (ASan and LSan, in the asan preset, see any slip). Both outcomes occur, for both strategies.
+  for (const char* strategy : {"random", "pct:2:20"}) {
+    CAPTURE(strategy);
+    int deadlocked = 0;
+    int finished = 0;
+    for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+      sim::scheduler engine(sim::make_strategy(strategy), seed);
+      pf::mutex a;
+      pf::mutex b;
+      pf::simulated pool(engine);
+      try {
+        pool.run([&] {
+          auto one = pool.spawn([&] { transfer(a, b); });
+          auto other = pool.spawn([&] { transfer(b, a); });
+          one.join();
+          other.join();
+        });
+        ++finished;
+      } catch (const sim::deadlock_error&) {
+        ++deadlocked;
+      }
+    }
+    CHECK(deadlocked > 0);
+    CHECK(finished > 0);
+    MESSAGE(std::string(strategy) << ": " << deadlocked << " of 100 seeds deadlocked");
+  }
+}
+
 TEST_CASE("simulated fibers: a receive no one sends to is a deadlock naming the channel") {
   sim::scheduler engine(sim::make_strategy("random"), 1);
   pf::channel<int> never;
