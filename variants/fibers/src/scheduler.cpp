@@ -368,6 +368,7 @@ fiber_record* scheduler::new_fiber() {
     fibers_alive_.fetch_add(1, std::memory_order_relaxed);
     return f;
   } catch (const std::exception& e) {
+    if (sim_ != nullptr) throw;  // a simulated step has a caller: the run stops with the error
     // A task that has to wait needs a fresh stack to let its worker go on; without one the
     // pool cannot make progress, and there is no caller to report to.
     const std::string what = std::string("cannot create a fiber: ") + e.what();
@@ -541,13 +542,12 @@ void scheduler::run_simulated(fiber_record& next) {
   exchange_current_worker(previous);
 }
 
-void scheduler::end_simulated(const std::vector<fiber_record*>& stuck) noexcept {
+void scheduler::end_simulated() noexcept {
   worker& w = *workers_[0];
   worker* const previous = exchange_current_worker(&w);
   prepare_home(w.home);
   end_idle_fibers(w);  // as a real worker's do at shutdown (worker_main)
   w.current = &w.home;
-  for (fiber_record* f : stuck) discard_fiber(f);
   exchange_current_worker(previous);
 }
 

@@ -154,9 +154,8 @@ class scheduler {
   /// Switches to `f` on the simulated worker, on the calling thread, until f waits, yields or
   /// runs out of work: one step of the simulation.
   void run_simulated(fiber_record& f);
-  /// After a run: ends the idle fibers and frees the stacks of the fibers still suspended in
-  /// `stuck` without running them (what they own is not destroyed: see simulated.hpp).
-  void end_simulated(const std::vector<fiber_record*>& stuck) noexcept;
+  /// After a run: ends the simulated worker's idle fibers.
+  void end_simulated() noexcept;
   timer_queue& timers() noexcept { return timers_; }
   stack_pool& stacks() noexcept { return stacks_; }
   pool_statistics stats() const;
@@ -280,15 +279,19 @@ inline void trace_leave(worker& w, std::uint64_t id) noexcept {
 /// simulation instead of the injection queue, and the seed decides when it runs. Timed waits
 /// become timers of the virtual clock. A real pool never calls it: its hot paths (a spawn or a
 /// wake on a worker's own deque, a join run inline) do not reach the branches that test for it.
+///
+/// Its calls do not throw: they come from noexcept paths (a wake) and from between a primitive's
+/// lock and its release. A simulation that fails in one (out of memory) stops the run at the end
+/// of the step instead.
 class simulation {
  public:
   /// A new task or a fiber made ready (woken, yielding, its join's task finished).
-  virtual void queued(std::uintptr_t item) = 0;
+  virtual void queued(std::uintptr_t item) noexcept = 0;
   /// The running fiber is about to wait on `what` (a primitive's name) at `object`.
   virtual void waits_on(const char* what, const void* object) noexcept = 0;
   /// Arms a timer for the running fiber's waiter `w`: at `deadline` on the steady_clock as this
   /// simulation maps it (now()), the timer claims w and resumes its fiber, with w.timed_out set.
-  virtual void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) = 0;
+  virtual void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept = 0;
   /// Disarms w's timer if it has not fired.
   virtual void cancel_timer(waiter& w) noexcept = 0;
   /// The virtual clock, mapped onto std::chrono::steady_clock (an epoch plus the virtual time).

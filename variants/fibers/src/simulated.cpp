@@ -28,17 +28,16 @@ class simulation_adapter final : public simulation {
 
   ~simulation_adapter() {
     // Fibers whose task is not done are suspended for good (a failed run): their stacks go back
-    // unrun. Then every task loses the reference this pool kept (start()); an unfinished one is
-    // destroyed outright — the handles that also point to it lived on those stacks, or in run().
-    std::vector<fiber_record*> stuck;
-    for (const auto& [f, task] : fibers_)
-      if (!done(*tasks_.at(task))) stuck.push_back(f);
-    scheduler_.end_simulated(stuck);
-    for (const auto& [id, t] : tasks_) {
-      if (done(*t)) {
-        release(t);
+    // unrun (discard_fiber). Then every task loses the reference this pool kept (start()); an unfinished one
+    // is destroyed outright — the handles that also point to it lived on those stacks, or in run().
+    for (const auto& [id, s] : tasks_)
+      if (s.fiber != nullptr && !done(*s.task)) discard_fiber(s.fiber);
+    scheduler_.end_simulated();
+    for (const auto& [id, s] : tasks_) {
+      if (done(*s.task)) {
+        release(s.task);
       } else {
-        t->destroy(t);
+        s.task->destroy(s.task);
       }
     }
   }
@@ -56,7 +55,7 @@ class simulation_adapter final : public simulation {
     }
     const pools::sim::task_id id = engine_->new_task(std::move(name));
     // What may throw first (then the caller destroys t, which nothing refers to yet)...
-    tasks_.emplace(id, t);
+    tasks_.emplace(id, started{t, nullptr});
     try {
       task_ids_.emplace(t, id);
       ready(id, item_of(t));
@@ -74,6 +73,7 @@ class simulation_adapter final : public simulation {
   void run_to_end(task_base& t) {
     try {
       engine_->run();
+      if (failure_) std::rethrow_exception(std::exchange(failure_, {}));  // (failed between steps)
     } catch (...) {
       if (done(t)) release(&t);  // the handle run() would have made
       throw;
@@ -89,12 +89,19 @@ class simulation_adapter final : public simulation {
 
   // ---- simulation ----------------------------------------------------------------------------
 
-  void queued(std::uintptr_t item) override {
-    if (!is_fiber_item(item)) {  // a task submitted through the scheduler itself: a task of its own
-      start(task_of(item), {}, false);
-      return;
+  void queued(std::uintptr_t item) noexcept override {
+    try {
+      if (!is_fiber_item(item)) {  // a task submitted through the scheduler itself: a task of its own
+        start(task_of(item), {}, false);
+        return;
+      }
+      make_ready(fiber_of(item), item);
+    } catch (...) {
+      fail(std::current_exception());
     }
-    fiber_record* f = fiber_of(item);
+  }
+
+  void make_ready(fiber_record* f, std::uintptr_t item) {
     const pools::sim::task_id id = task_of_fiber(f);
     if (engine_->in_step())
       engine_->annotate(id == engine_->current_task() ? "yields" : "wakes " + engine_->name_of(id));
@@ -115,11 +122,20 @@ class simulation_adapter final : public simulation {
       }
       engine_->annotate(std::string("waits on ") + what);
       engine_->waiting(id, std::move(where));
-    } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory; only the report loses a line
+    } catch (...) {
+      fail(std::current_exception());
     }
   }
 
-  void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) override {
+  void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept override {
+    try {
+      arm(w, deadline);
+    } catch (...) {
+      fail(std::current_exception());  // unarmed: the step rethrows it, and the run stops
+    }
+  }
+
+  void arm(waiter& w, std::chrono::steady_clock::time_point deadline) {
     const pools::sim::task_id id = engine_->current_task();
     const auto at = pools::sim::virtual_clock::time_point(
         std::chrono::duration_cast<pools::sim::virtual_clock::duration>(std::max(deadline, epoch_) - epoch_));
@@ -160,11 +176,17 @@ class simulation_adapter final : public simulation {
     return (t.state.load(std::memory_order_acquire) & task_base::done_bit) != 0;
   }
 
-  pools::sim::task_id task_of_fiber(fiber_record* f) const {
-    const auto it = fibers_.find(f);
-    if (it == fibers_.end())
-      throw std::logic_error("pools::fibers::simulated: a fiber of no task was queued");
-    return it->second;
+  // The first failure of a call that cannot throw (see `simulation`): rethrown by the step.
+  void fail(std::exception_ptr e) noexcept {
+    if (!failure_) failure_ = std::move(e);
+  }
+
+  // The unfinished task a fiber runs. (A fiber that finished a task may run another later:
+  // the earlier one is done.) A run has a handful of tasks: a look at each is cheap.
+  pools::sim::task_id task_of_fiber(const fiber_record* f) const {
+    for (const auto& [id, s] : tasks_)
+      if (s.fiber == f && !done(*s.task)) return id;
+    throw std::logic_error("pools::fibers::simulated: a fiber of no task was queued");
   }
 
   void ready(pools::sim::task_id id, std::uintptr_t item) {
@@ -174,11 +196,12 @@ class simulation_adapter final : public simulation {
   // One step: the fiber of `item` runs until it waits, yields or ends.
   void step(std::uintptr_t item) {
     const pools::sim::task_id id = engine_->current_task();
-    task_base& t = *tasks_.at(id);
-    if (done(t)) return;  // (a timer that lost its claim to a wake: nothing to run)
-    fiber_record& f = scheduler_.simulated_fiber(item);
-    fibers_[&f] = id;  // a task's fiber, from its first step on (an idle fiber may be reused)
-    scheduler_.run_simulated(f);
+    started& s = tasks_.at(id);
+    task_base& t = *s.task;
+    if (done(t)) return;                          // (a timer that lost its claim to a wake: nothing to run)
+    s.fiber = &scheduler_.simulated_fiber(item);  // the task's fiber from its first step on
+    scheduler_.run_simulated(*s.fiber);
+    if (failure_) std::rethrow_exception(std::exchange(failure_, {}));  // stops the run
     if (!done(t)) return;
     engine_->annotate("finishes");
     // A detached fiber's exception has been reported (as on the pools); here it stops the run too.
@@ -188,14 +211,18 @@ class simulation_adapter final : public simulation {
 
   pools::sim::scheduler* engine_;
   scheduler scheduler_;
-  std::chrono::steady_clock::time_point epoch_;      // virtual time 0 on the steady_clock
-  std::map<pools::sim::task_id, task_base*> tasks_;  // every task started, with this pool's reference
+  std::chrono::steady_clock::time_point epoch_;  // virtual time 0 on the steady_clock
+  struct started {
+    task_base* task;      // with this pool's reference (start())
+    fiber_record* fiber;  // the fiber it runs on, from its first step; nullptr before
+  };
+  std::map<pools::sim::task_id, started> tasks_;  // every task started
   std::map<const void*, pools::sim::task_id> task_ids_;
-  std::map<fiber_record*, pools::sim::task_id> fibers_;  // the task each fiber runs (or ran last)
   std::map<waiter*, pools::sim::scheduler::timer_id> timers_;
   std::map<pools::sim::task_id, std::size_t> forks_;  // fibers spawned per task, for names
   std::size_t spawned_ = 0;
   std::size_t posted_ = 0;
+  std::exception_ptr failure_;
 };
 
 }  // namespace detail

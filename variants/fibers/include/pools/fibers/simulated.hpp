@@ -42,7 +42,10 @@
 // stops the run (after being reported to pools::report_unhandled_exception, as on the pools), so
 // a test sees it; one escaping a joined fiber is rethrown by join(), as on the pools. When
 // run(f)'s fiber cannot finish, run() throws pools::sim::deadlock_error naming each waiting
-// fiber's task and what it waits on.
+// fiber's task and what it waits on. Out of memory anywhere in the run — the simulator's
+// bookkeeping, a spawn, a timer, a new fiber's stack — stops it with std::bad_alloc (on a real
+// pool a worker that cannot create a fiber ends the process: it has no caller; a simulated step
+// has one). tests/faults/simulated_alloc_failure_test.cpp fails each allocation of a run once.
 //
 // AFTER A FAILED RUN the fibers still waiting are never resumed: the pool frees their stacks
 // without unwinding them, so what lives on those stacks is not destroyed (a std::string there
