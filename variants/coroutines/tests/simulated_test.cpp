@@ -14,7 +14,7 @@
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_all.hpp>
 #include <pools/sim/explore.hpp>
-#include <pools/testing/sim_trace.hpp>
+#include <pools/testing/sim_checks.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -239,15 +239,5 @@ TEST_CASE("simulated coroutines: explore finds a check-then-act bug and its seed
     pool.run(both(pool, balance));
     if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
   };
-  sim::explore_options o;
-  o.runs = 100;
-  o.out = nullptr;
-  o.trace_path = "-";
-  const auto r = sim::explore(o, program);
-  REQUIRE(r.failed);
-  CHECK(r.error == "balance went negative: -60");
-  const auto again = sim::run_once(r.seed, "random", [&](sim::scheduler& engine) {
-    CHECK_THROWS_WITH(program(engine), "balance went negative: -60");
-  });
-  CHECK(again->schedule_text() == r.schedule);
+  pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
 }

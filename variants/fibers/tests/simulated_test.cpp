@@ -6,12 +6,13 @@
 
 #include <pools/fibers/channel.hpp>
 #include <pools/fibers/condition_variable.hpp>
+#include <pools/fibers/join_handle.hpp>
 #include <pools/fibers/mutex.hpp>
 #include <pools/fibers/simulated.hpp>
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/sim/explore.hpp>
-#include <pools/testing/sim_trace.hpp>
+#include <pools/testing/sim_checks.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
@@ -125,17 +126,37 @@ TEST_CASE("simulated fibers: the same seed replays the same schedule and trace; 
   CHECK(orders.size() >= 5);  // the cashiers' interleaving changes with the seed
 }
 
+namespace {
+// User code: wait up to 30 s for a reply; with `reply_after` > 0 a fiber replies then.
+template <class Pool>
+std::string wait_for_reply(Pool& pool, std::chrono::seconds reply_after) {
+  pf::mutex m;
+  pf::condition_variable cv;
+  bool reply = false;  // guarded by m
+  pf::join_handle<void> replier;
+  if (reply_after > 0s) {
+    replier = pool.spawn([&] {
+      pf::this_fiber::sleep_for(reply_after);
+      std::lock_guard guard(m);
+      reply = true;
+      cv.notify_one();
+    });
+  }
+  bool got = false;
+  {
+    std::unique_lock guard(m);
+    got = cv.wait_for(guard, 30s, [&] { return reply; });
+  }
+  if (replier.joinable()) replier.join();
+  return got ? "reply" : "timeout";
+}
+}  // namespace
+
 TEST_CASE("simulated fibers: a 30 s timeout takes microseconds of wall time") {
   sim::scheduler engine(sim::make_strategy("random"), 1);
   pf::simulated pool(engine);
-  pf::mutex m;
-  pf::condition_variable cv;
-  bool reply = false;
   const auto wall = std::chrono::steady_clock::now();
-  const std::string result = pool.run([&] {
-    std::unique_lock guard(m);
-    return cv.wait_for(guard, 30s, [&] { return reply; }) ? std::string("reply") : std::string("timeout");
-  });
+  const std::string result = pool.run([&] { return wait_for_reply(pool, 0s); });
   const auto took = std::chrono::steady_clock::now() - wall;
   CHECK(result == "timeout");
   CHECK(engine.now() >= sim::virtual_clock::time_point{} + 30s);
@@ -148,23 +169,7 @@ TEST_CASE("simulated fibers: a 30 s timeout takes microseconds of wall time") {
 TEST_CASE("simulated fibers: a reply before the timeout wins, and the timeout's timer is cancelled") {
   sim::scheduler engine(sim::make_strategy("random"), 2);
   pf::simulated pool(engine);
-  pf::mutex m;
-  pf::condition_variable cv;
-  bool reply = false;
-  const std::string result = pool.run([&] {
-    auto replier = pool.spawn([&] {
-      pf::this_fiber::sleep_for(10s);
-      std::lock_guard guard(m);
-      reply = true;
-      cv.notify_one();
-    });
-    std::unique_lock guard(m);
-    const bool got = cv.wait_for(guard, 30s, [&] { return reply; });
-    guard.unlock();
-    replier.join();
-    return got ? std::string("reply") : std::string("timeout");
-  });
-  CHECK(result == "reply");
+  CHECK(pool.run([&] { return wait_for_reply(pool, 10s); }) == "reply");
   // The run ends at the reply: the 30 s timer was cancelled, or the clock would have jumped to it.
   CHECK(engine.now() >= sim::virtual_clock::time_point{} + 10s);
   CHECK(engine.now() < sim::virtual_clock::time_point{} + 11s);
@@ -175,6 +180,14 @@ void transfer(pf::mutex& from, pf::mutex& to) {
   std::lock_guard first(from);
   pf::this_fiber::yield();  // a window: the other transfer may take its first lock here
   std::lock_guard second(to);
+}
+
+template <class Pool>
+void two_transfers(Pool& pool, pf::mutex& a, pf::mutex& b) {
+  auto one = pool.spawn([&] { transfer(a, b); });
+  auto other = pool.spawn([&] { transfer(b, a); });
+  one.join();
+  other.join();
 }
 }  // namespace
 
@@ -189,12 +202,7 @@ TEST_CASE("simulated fibers: a lock-order deadlock is found and the report names
     pf::mutex b;
     pf::simulated pool(engine);  // destroyed first: it frees the deadlocked fibers' stacks
     try {
-      pool.run([&] {
-        auto one = pool.spawn([&] { transfer(a, b); });
-        auto other = pool.spawn([&] { transfer(b, a); });
-        one.join();
-        other.join();
-      });
+      pool.run([&] { two_transfers(pool, a, b); });
     } catch (const sim::deadlock_error& e) {
       report = e.what();
       throw;
@@ -221,12 +229,7 @@ TEST_CASE("simulated fibers: runs that deadlock and runs that do not, seed after
       pf::mutex b;
       pf::simulated pool(engine);
       try {
-        pool.run([&] {
-          auto one = pool.spawn([&] { transfer(a, b); });
-          auto other = pool.spawn([&] { transfer(b, a); });
-          one.join();
-          other.join();
-        });
+        pool.run([&] { two_transfers(pool, a, b); });
         ++finished;
       } catch (const sim::deadlock_error&) {
         ++deadlocked;
@@ -308,15 +311,5 @@ TEST_CASE("simulated fibers: explore finds a check-then-act bug and its seed rep
     });
     if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
   };
-  sim::explore_options o;
-  o.runs = 100;
-  o.out = nullptr;
-  o.trace_path = "-";
-  const auto r = sim::explore(o, program);
-  REQUIRE(r.failed);
-  CHECK(r.error == "balance went negative: -60");
-  const auto again = sim::run_once(r.seed, "random", [&](sim::scheduler& engine) {
-    CHECK_THROWS_WITH(program(engine), "balance went negative: -60");
-  });
-  CHECK(again->schedule_text() == r.schedule);
+  pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
 }
