@@ -14,16 +14,15 @@
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_all.hpp>
 #include <pools/sim/explore.hpp>
+#include <pools/testing/sim_checks.hpp>
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <new>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace pc = pools::coroutines;
@@ -74,13 +73,6 @@ pc::task<int> open_shop(Pool& pool, shop& s) {
   co_return s.revenue;
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("the same user code runs on the thread_pool and on the simulator") {
@@ -102,25 +94,19 @@ TEST_CASE("the same user code runs on the thread_pool and on the simulator") {
 }
 
 TEST_CASE("simulated coroutines: the same seed replays the same schedule and trace; other seeds differ") {
-  const auto run = [](std::uint64_t seed, const std::string& trace) {
+  const auto run = [](std::uint64_t seed) {
     sim::scheduler engine(sim::make_strategy("random"), seed);
     pc::simulated pool(engine);
     shop s;
     pool.run(open_shop(pool, s));
-    if (!trace.empty()) engine.write_trace(trace);
-    return std::pair{engine.schedule_text(), s.log};
+    return std::tuple{engine.schedule_text(), s.log, pools::testing::sim_trace_text(engine, "coroutines")};
   };
-  const std::string t1 = (std::filesystem::temp_directory_path() / "pools_sim_coro_1.json").string();
-  const std::string t2 = (std::filesystem::temp_directory_path() / "pools_sim_coro_2.json").string();
-  const auto first = run(4, t1);
-  const auto second = run(4, t2);
-  CHECK(first == second);
-  CHECK(file_text(t1) == file_text(t2));
-  CHECK(file_text(t1).find("\"task 0 main\"") != std::string::npos);
-  std::filesystem::remove(t1);
-  std::filesystem::remove(t2);
+  const auto first = run(4);
+  const auto second = run(4);
+  CHECK(first == second);  // the schedule, the cashiers' log, the trace
+  CHECK(std::get<2>(first).find("\"task 0 main\"") != std::string::npos);
   std::set<std::vector<int>> orders;
-  for (std::uint64_t seed = 0; seed < 40; ++seed) orders.insert(run(seed, "").second);
+  for (std::uint64_t seed = 0; seed < 40; ++seed) orders.insert(std::get<1>(run(seed)));
   CHECK(orders.size() >= 5);  // the cashiers' interleaving changes with the seed
 }
 
@@ -253,15 +239,5 @@ TEST_CASE("simulated coroutines: explore finds a check-then-act bug and its seed
     pool.run(both(pool, balance));
     if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
   };
-  sim::explore_options o;
-  o.runs = 100;
-  o.out = nullptr;
-  o.trace_path = "-";
-  const auto r = sim::explore(o, program);
-  REQUIRE(r.failed);
-  CHECK(r.error == "balance went negative: -60");
-  const auto again = sim::run_once(r.seed, "random", [&](sim::scheduler& engine) {
-    CHECK_THROWS_WITH(program(engine), "balance went negative: -60");
-  });
-  CHECK(again->schedule_text() == r.schedule);
+  pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
 }

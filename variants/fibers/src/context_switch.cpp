@@ -212,6 +212,22 @@ fiber_record* create_fiber(scheduler& s) {
   return rec;
 }
 
+// The stack goes back as stack_returner::deallocate gives it back, but Boost is not asked: its
+// continuation (in the record, on the stack itself) would unwind the fiber when destroyed, and
+// the fiber's frames — a simulated run that stopped in a deadlock — must not run again.
+void discard_fiber(fiber_record* f) noexcept {
+  scheduler& s = *f->owner;
+  const stack_pool::stack st = f->stack;
+#if defined(POOLS_TSAN)
+  __tsan_destroy_fiber(f->tsan_fiber);
+#endif
+#if defined(POOLS_ASAN)
+  __asan_unpoison_memory_region(st.base, st.size);
+#endif
+  s.stacks().deallocate(st);
+  s.fiber_ended();
+}
+
 void prepare_home([[maybe_unused]] context& home) noexcept {
 #if defined(POOLS_TSAN)
   home.tsan_fiber = __tsan_get_current_fiber();

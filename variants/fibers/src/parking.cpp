@@ -116,6 +116,7 @@ void wait_for_task(task_base& t) {
   }
   waiter me;
   if (me.fiber != nullptr) {
+    if (simulation* sim = me.fiber->owner->simulated()) sim->waits_on("join", &t);
     join_wait j{&t, &me};
     suspend_current({&publish_join_waiter, &j});
   } else {
@@ -137,14 +138,27 @@ void detach_task(task_base& t) noexcept {
 
 void yield_fiber() {
   worker& w = *current_worker();
+  if (w.sched == nullptr) {
+    // A simulated worker: back home, and the simulation queues this fiber behind the others
+    // (requeue_self -> inject): whether another fiber runs first is the seed's choice.
+    suspend_to(w.home, {&requeue_self, nullptr});
+    return;
+  }
   const std::uintptr_t item = w.sched->find_work(w);
   if (item == 0) return;  // nothing else wants to run
   suspend_to(*w.sched->context_for(w, item), {&requeue_self, nullptr});
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
-  if (deadline <= std::chrono::steady_clock::now()) return;
+  if (deadline <= clock_now()) return;
   waiter me;
+  if (simulation* sim = me.fiber->owner->simulated()) {
+    // A timer of the virtual clock. One thread runs everything, so it can be armed before the
+    // switch: nothing can fire it until this step has ended.
+    sim->arm_timer(me, deadline);
+    suspend_current({});
+    return;
+  }
   timed_park p{&me, nullptr, deadline};
   suspend_current({&arm_timer, &p});
   // Only the timer can claim a sleeper, and it has disarmed itself before waking us.
@@ -164,9 +178,17 @@ void wake(waiter& w) noexcept {
   }
 }
 
-void park(waiter& w, std::unique_lock<pools::spinlock>& lock) {
+std::chrono::steady_clock::time_point clock_now() noexcept {
+  if (const fiber_record* f = current_fiber(); f != nullptr) {
+    if (const simulation* sim = f->owner->simulated()) return sim->now();
+  }
+  return std::chrono::steady_clock::now();
+}
+
+void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, const void* object) {
   pools::spinlock* l = lock.release();
   if (w.fiber != nullptr) {
+    if (simulation* sim = w.fiber->owner->simulated()) sim->waits_on(what, object);
     suspend_current({&unlock_spinlock, l});
   } else {
     l->unlock();
@@ -175,9 +197,19 @@ void park(waiter& w, std::unique_lock<pools::spinlock>& lock) {
 }
 
 bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
-                std::chrono::steady_clock::time_point deadline) {
+                std::chrono::steady_clock::time_point deadline, const char* what, const void* object) {
   pools::spinlock* l = lock.release();
   if (w.fiber != nullptr) {
+    if (simulation* sim = w.fiber->owner->simulated()) {
+      // As sleep_fiber_until: a virtual timer, armed before the switch; the primitive's lock is
+      // released after it (a waker that claims w finds the timer armed, as on a real pool).
+      sim->waits_on(what, object);
+      sim->arm_timer(w, deadline);
+      suspend_current({&unlock_spinlock, l});
+      if (w.timed_out) return false;
+      sim->cancel_timer(w);
+      return true;
+    }
     timed_park p{&w, l, deadline};
     suspend_current({&arm_timer, &p});
     if (w.timed_out) return false;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace pools::fibers::detail {
 
@@ -25,6 +26,19 @@ constexpr int spin_rounds = 32;
 void backoff(int round) noexcept {
   for (int i = 0; i < 32; ++i) pools::cpu_relax();
   if (round > 8) std::this_thread::yield();  // let another thread have the core we are wasting
+}
+
+// Ends every idle fiber of `w`, from w's home: each leaves fiber_main and its stack is freed.
+void end_idle_fibers(worker& w) noexcept {
+  while (fiber_record* f = w.idle) {
+    w.idle = f->next_idle;
+    --w.idle_count;
+    f->exit_requested = true;
+    w.pending_from = &w.home;
+    w.pending_action = {};
+    w.current = f;
+    switch_context(w.home, *f);
+  }
 }
 
 void become_idle(context* from, void*) noexcept {
@@ -99,6 +113,10 @@ bool scheduler::quiescent() const noexcept {
 
 void scheduler::shutdown() {
   if (joined_) return;
+  if (sim_ != nullptr) {  // no threads, nothing queued: end_simulated() has ended the fibers
+    joined_ = true;
+    return;
+  }
   if (worker* me = current_worker(); me != nullptr && me->sched == this) {
     fatal("a thread_pool was destroyed by one of its own fibers (it would wait for itself)");
   }
@@ -181,6 +199,10 @@ void scheduler::requeue(fiber_record* f) noexcept {
 }
 
 void scheduler::inject(std::uintptr_t item, bool new_task) {
+  if (sim_ != nullptr) {  // a simulated scheduler's every queued item: the seed says when it runs
+    sim_->queued(item);
+    return;
+  }
   // Notify *before* releasing the lock. When an outside thread wakes a fiber (a channel send
   // from main()), that fiber may be the last live work of a pool that is being destroyed: once a
   // worker can pop it, the pool can finish draining and free itself. No worker can pop it while
@@ -346,6 +368,7 @@ fiber_record* scheduler::new_fiber() {
     fibers_alive_.fetch_add(1, std::memory_order_relaxed);
     return f;
   } catch (const std::exception& e) {
+    if (sim_ != nullptr) throw;  // a simulated step has a caller: the run stops with the error
     // A task that has to wait needs a fresh stack to let its worker go on; without one the
     // pool cannot make progress, and there is no caller to report to.
     const std::string what = std::string("cannot create a fiber: ") + e.what();
@@ -451,7 +474,8 @@ void suspend_current(post_switch_action action) noexcept {
   // worker's home instead, which polls right after publishing this fiber: a connection loop
   // that only ever suspends (never ends) would otherwise see its I/O polled only when the deque
   // runs dry, and a burst of ready fibers would delay every completion until its end.
-  const std::uintptr_t item = w.poll_due ? 0 : w.sched->find_work(w, false);
+  // A simulated worker (sched == nullptr) goes home as well: the simulator picks what runs next.
+  const std::uintptr_t item = w.poll_due || w.sched == nullptr ? 0 : w.sched->find_work(w, false);
   suspend_to(item != 0 ? *w.sched->context_for(w, item) : w.home, action);
 }
 
@@ -479,16 +503,52 @@ void scheduler::worker_main(worker& w) {
     if (!park(w)) break;
   }
   // Shut down: nothing is alive, every fiber of this worker is idle. End them.
-  while (fiber_record* f = w.idle) {
-    w.idle = f->next_idle;
-    --w.idle_count;
-    f->exit_requested = true;
-    w.pending_from = &w.home;
-    w.pending_action = {};
-    w.current = f;
-    switch_context(w.home, *f);
-  }
+  end_idle_fibers(w);
   tls_worker = nullptr;
+}
+
+// ---- a simulated scheduler (see `simulation` in scheduler.hpp) --------------------------------
+
+// A simulated scheduler: one worker, no thread. The worker belongs to no scheduler (sched ==
+// nullptr): submit() and schedule() then take their "not one of our workers" branch to inject(),
+// which hands the item to the simulation, and join() never runs a child inline (the child is a
+// task of the simulation of its own, run when the seed picks it). It is in workers_ all the same,
+// so that find_work() — which a fiber calls when its task ends — sees one worker, nothing to
+// steal and empty queues, and sends the fiber home: the end of the simulator's step.
+scheduler::scheduler(const pool_options& options, simulation& sim)
+    : sim_(&sim), hook_(nullptr), stacks_(options.stack), idle_limit_(options.idle_fibers_per_worker) {
+  workers_.push_back(std::make_unique<worker>(*this, 0));
+  workers_[0]->sched = nullptr;
+}
+
+worker* exchange_current_worker(worker* w) noexcept {
+  return std::exchange(tls_worker, w);
+}
+
+fiber_record& scheduler::simulated_fiber(std::uintptr_t item) {
+  return *static_cast<fiber_record*>(context_for(*workers_[0], item));
+}
+
+void scheduler::run_simulated(fiber_record& next) {
+  worker& w = *workers_[0];
+  // For the length of the step this thread is the simulated worker: the fiber primitives find
+  // their fiber, and their scheduler, through it.
+  worker* const previous = exchange_current_worker(&w);
+  prepare_home(w.home);
+  w.pending_from = &w.home;
+  w.pending_action = {};
+  w.current = &next;
+  switch_context(w.home, next);  // back when the fiber waits, yields or runs out of work
+  exchange_current_worker(previous);
+}
+
+void scheduler::end_simulated() noexcept {
+  worker& w = *workers_[0];
+  worker* const previous = exchange_current_worker(&w);
+  prepare_home(w.home);
+  end_idle_fibers(w);  // as a real worker's do at shutdown (worker_main)
+  w.current = &w.home;
+  exchange_current_worker(previous);
 }
 
 bool scheduler::park(worker& w) {

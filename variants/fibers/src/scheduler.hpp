@@ -21,6 +21,7 @@
 #include <pools/trace.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -43,6 +44,8 @@ struct post_switch_action {
 
 class scheduler;
 
+class simulation;  // (below)
+
 /// Each worker's Chase–Lev deque of items (pools/chase_lev_deque.hpp, shared with the coroutines
 /// variant). Its push() only releases: the wake-up handshake adds its own seq_cst fence
 /// (scheduler::notify_one_if_sleeping, scheduler::park).
@@ -52,7 +55,7 @@ struct alignas(64) worker {
   worker(scheduler& s, std::size_t i) noexcept
       : sched(&s), index(i), rng(static_cast<std::uint32_t>(i) * 2654435761u + 1u) {}
 
-  scheduler* sched;
+  scheduler* sched;  // nullptr: a simulated worker, fed by the simulator (`simulation`, below)
   std::size_t index;
   work_stealing_deque deque;
   context home{false};
@@ -124,6 +127,8 @@ inline std::uint64_t trace_id(std::uintptr_t item) noexcept {
 class scheduler {
  public:
   explicit scheduler(const pool_options& options);
+  /// A simulated scheduler: no threads, one worker that runs on the caller (see `simulation`).
+  scheduler(const pool_options& options, simulation& sim);
   ~scheduler();
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
@@ -139,6 +144,18 @@ class scheduler {
   void requeue(fiber_record* f) noexcept;
 
   std::size_t concurrency() const noexcept { return workers_.size(); }
+  /// The simulation this scheduler runs under, or nullptr for a real pool.
+  simulation* simulated() const noexcept { return sim_; }
+
+  // ---- a simulated scheduler only (src/simulated.cpp) ----
+  /// The fiber that runs `item` on the simulated worker: the suspended fiber itself, or for a task
+  /// an idle or new fiber, which takes the task.
+  fiber_record& simulated_fiber(std::uintptr_t item);
+  /// Switches to `f` on the simulated worker, on the calling thread, until f waits, yields or
+  /// runs out of work: one step of the simulation.
+  void run_simulated(fiber_record& f);
+  /// After a run: ends the simulated worker's idle fibers.
+  void end_simulated() noexcept;
   timer_queue& timers() noexcept { return timers_; }
   stack_pool& stacks() noexcept { return stacks_; }
   pool_statistics stats() const;
@@ -169,6 +186,7 @@ class scheduler {
   bool quiescent() const noexcept;
   fiber_record* new_fiber();
 
+  simulation* const sim_ = nullptr;
   pools::park_hook* const hook_;  // nullptr: workers sleep on park_cv_
   stack_pool stacks_;
   timer_queue timers_;
@@ -201,9 +219,14 @@ void switch_context(context& from, context& to) noexcept;
 fiber_record* create_fiber(scheduler& s);
 /// Records the worker thread's own stack as a context (for TSan).
 void prepare_home(context& home) noexcept;
+/// Frees a suspended fiber's stack without resuming it: nothing on it is destroyed. Only for a
+/// simulated scheduler's fibers left waiting when its run stopped (scheduler::end_simulated).
+void discard_fiber(fiber_record* f) noexcept;
 
 // ---- scheduler.cpp ---------------------------------------------------------------------
 worker* current_worker() noexcept;
+/// Sets the calling thread's worker; returns the previous one (a simulated step, run_simulated).
+worker* exchange_current_worker(worker* w) noexcept;
 /// A fiber's life: run tasks until told to end; returns the context to end into.
 context* fiber_main(fiber_record& self) noexcept;
 /// Stops the calling fiber: picks the next context, switches, and has `action` run there.
@@ -246,5 +269,36 @@ inline void trace_leave(worker& w, std::uint64_t id) noexcept {
   ++w.trace_switches;
 }
 #endif
+
+// ---- simulation -----------------------------------------------------------------------------
+/// The seam between this scheduler and pools::sim (src/simulated.cpp implements it; the guide is
+/// docs/testing-schedules.md). A scheduler made with a simulation has no worker threads: its one
+/// worker runs on the simulator's thread, one item per simulator step (run_simulated), and takes
+/// nothing from any queue itself — its `sched` is nullptr, so every place where a fiber would
+/// queue work (a spawn, a wake, a yield) falls through to inject(), which hands the item to the
+/// simulation instead of the injection queue, and the seed decides when it runs. Timed waits
+/// become timers of the virtual clock. A real pool never calls it: its hot paths (a spawn or a
+/// wake on a worker's own deque, a join run inline) do not reach the branches that test for it.
+///
+/// Its calls do not throw: they come from noexcept paths (a wake) and from between a primitive's
+/// lock and its release. A simulation that fails in one (out of memory) stops the run at the end
+/// of the step instead.
+class simulation {
+ public:
+  /// A new task or a fiber made ready (woken, yielding, its join's task finished).
+  virtual void queued(std::uintptr_t item) noexcept = 0;
+  /// The running fiber is about to wait on `what` (a primitive's name) at `object`.
+  virtual void waits_on(const char* what, const void* object) noexcept = 0;
+  /// Arms a timer for the running fiber's waiter `w`: at `deadline` on the steady_clock as this
+  /// simulation maps it (now()), the timer claims w and resumes its fiber, with w.timed_out set.
+  virtual void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept = 0;
+  /// Disarms w's timer if it has not fired.
+  virtual void cancel_timer(waiter& w) noexcept = 0;
+  /// The virtual clock, mapped onto std::chrono::steady_clock (an epoch plus the virtual time).
+  virtual std::chrono::steady_clock::time_point now() const noexcept = 0;
+
+ protected:
+  ~simulation() = default;
+};
 
 }  // namespace pools::fibers::detail

@@ -59,7 +59,7 @@ class channel {
     waiter me;
     me.value = &value;
     senders_.push_back(me);
-    detail::park(me, guard);
+    detail::park(me, guard, "channel send", this);
     return me.status;  // written by the receiver or by close() before it woke us
   }
 
@@ -89,7 +89,7 @@ class channel {
     waiter me;
     me.slot = &v;
     receivers_.push_back(me);
-    detail::park(me, guard);
+    detail::park(me, guard, "channel recv", this);
     return v;  // filled by a sender, or left empty by close()
   }
 

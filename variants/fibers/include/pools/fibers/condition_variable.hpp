@@ -43,7 +43,7 @@ class condition_variable {
     std::unique_lock guard(guard_);
     waiters_.push_back(me);
     lock.unlock();
-    detail::park(me, guard);
+    detail::park(me, guard, "condition_variable", this);
     lock.lock();
   }
 
@@ -59,7 +59,8 @@ class condition_variable {
     std::unique_lock guard(guard_);
     waiters_.push_back(me);
     lock.unlock();
-    const bool notified = detail::park_until(me, guard, detail::to_steady(deadline));
+    const bool notified =
+        detail::park_until(me, guard, detail::to_steady(deadline), "condition_variable", this);
     if (!notified) {
       std::lock_guard again(guard_);
       waiters_.erase(me);  // still queued unless a notify popped it and lost the claim to the timer
@@ -79,17 +80,16 @@ class condition_variable {
 
   template <class Rep, class Period>
   std::cv_status wait_for(std::unique_lock<mutex>& lock, const std::chrono::duration<Rep, Period>& timeout) {
-    return wait_until(lock, std::chrono::steady_clock::now() +
-                                std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+    return wait_until(lock,
+                      detail::clock_now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
   }
 
   template <class Rep, class Period, class Predicate>
   bool wait_for(std::unique_lock<mutex>& lock, const std::chrono::duration<Rep, Period>& timeout,
                 Predicate stop_waiting) {
-    return wait_until(
-        lock,
-        std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout),
-        std::move(stop_waiting));
+    return wait_until(lock,
+                      detail::clock_now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout),
+                      std::move(stop_waiting));
   }
 
  private:

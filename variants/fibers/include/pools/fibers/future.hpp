@@ -63,7 +63,7 @@ class shared_state {
     if (ready_) return;
     waiter me;
     waiters_.push_back(me);
-    park(me, guard);
+    park(me, guard, "future", this);
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
@@ -71,7 +71,7 @@ class shared_state {
     if (ready_) return true;
     waiter me;
     waiters_.push_back(me);
-    if (park_until(me, guard, deadline)) return true;
+    if (park_until(me, guard, deadline, "future", this)) return true;
     std::lock_guard again(guard_);
     waiters_.erase(me);
     return ready_;
@@ -143,8 +143,7 @@ class future {
 
   template <class Rep, class Period>
   std::future_status wait_for(const std::chrono::duration<Rep, Period>& timeout) const {
-    return wait_until(std::chrono::steady_clock::now() +
-                      std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
+    return wait_until(detail::clock_now() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout));
   }
 
  private:

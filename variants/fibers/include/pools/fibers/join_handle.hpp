@@ -28,6 +28,7 @@
 namespace pools::fibers {
 
 class thread_pool;
+class simulated;
 
 template <class R>
 class [[nodiscard]] join_handle {
@@ -84,6 +85,7 @@ class [[nodiscard]] join_handle {
 
  private:
   friend class thread_pool;
+  friend class simulated;
   explicit join_handle(detail::task_with_result<R>* t) noexcept : task_(t) {}
 
   void join_quietly() noexcept {

@@ -54,7 +54,7 @@ class latch {
     if (count_ == 0) return;
     detail::waiter me;
     waiters_.push_back(me);
-    detail::park(me, guard);
+    detail::park(me, guard, "latch", this);
   }
 
   void arrive_and_wait(std::ptrdiff_t n = 1) {

@@ -30,7 +30,7 @@ class mutex {
     }
     detail::waiter me;
     waiters_.push_back(me);
-    detail::park(me, guard);
+    detail::park(me, guard, "mutex", this);
     // unlock() handed the mutex over: locked_ stayed true on our behalf.
   }
 

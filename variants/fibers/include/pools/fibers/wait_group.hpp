@@ -50,7 +50,7 @@ class wait_group {
     if (count_ == 0) return;
     detail::waiter me;
     waiters_.push_back(me);
-    detail::park(me, guard);
+    detail::park(me, guard, "wait_group", this);
   }
 
   std::ptrdiff_t count() const noexcept {

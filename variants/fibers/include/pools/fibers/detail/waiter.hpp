@@ -150,13 +150,20 @@ inline void wake_all(waiter* list) noexcept {
 }
 
 /// Blocks until wake(w). `lock` holds the primitive's spinlock, in which `w` is enqueued (and
-/// claimable); it is released here and not re-acquired.
-void park(waiter& w, std::unique_lock<pools::spinlock>& lock);
+/// claimable); it is released here and not re-acquired. `what` and `object` name the primitive
+/// ("mutex", this): a simulated run's deadlock report says what each stuck fiber waits on
+/// (pools/fibers/simulated.hpp); a real pool ignores them.
+void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, const void* object);
 
 /// park() with a deadline. Returns true when woken by the primitive, false on timeout; on
 /// timeout the caller must re-take its lock and erase `w` from its queue (it may still be linked).
 bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
-                std::chrono::steady_clock::time_point deadline);
+                std::chrono::steady_clock::time_point deadline, const char* what, const void* object);
+
+/// The time timed waits count from: std::chrono::steady_clock::now(), or — on a fiber of a
+/// simulated pool — the simulator's virtual clock mapped onto steady_clock, so that a
+/// sleep_for(30s) or a wait_for(30s) takes 30 virtual seconds exactly, in no wall time.
+std::chrono::steady_clock::time_point clock_now() noexcept;
 
 /// Converts any clock's time point to a steady_clock deadline (as std::condition_variable does).
 template <class Clock, class Duration>
@@ -164,8 +171,7 @@ std::chrono::steady_clock::time_point to_steady(const std::chrono::time_point<Cl
   if constexpr (std::is_same_v<Clock, std::chrono::steady_clock>) {
     return std::chrono::time_point_cast<std::chrono::steady_clock::duration>(t);
   } else {
-    return std::chrono::steady_clock::now() +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now());
+    return clock_now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - Clock::now());
   }
 }
 
