@@ -588,6 +588,7 @@ TEST_CASE("e2e: under more load than one thread serves, no request waits behind 
     clock::time_point sent;
   };
   std::vector<std::unique_ptr<conn>> all;
+  all.reserve(busy + sleepers);
   const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), server.port());
   for (std::size_t i = 0; i < busy + sleepers; ++i) {
     all.push_back(std::make_unique<conn>(io, i < busy ? spin : nap));

@@ -169,6 +169,7 @@ TEST_CASE("park hook: jobs spawned under an endless stream of completions are no
     pools::coroutines::sync_wait(
         pool, [](queue_park_hook& hook, thread_pool& pool, starvation_probe& probe) -> task<void> {
           std::vector<task<void>> all;
+          all.reserve(connections);
           for (int c = 0; c < connections; ++c) all.push_back(probe_connection(hook, pool, probe, rounds));
           co_await pools::coroutines::when_all(std::move(all));
         }(hook, pool, probe));
