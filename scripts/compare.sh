@@ -15,7 +15,8 @@
 #                    out), HTTP one round of 3-second runs.
 #   --full:          compare.py with 3 repetitions and 3 rounds, every reference on every
 #                    workload; HTTP 3 interleaved rounds of 10-second runs (the p99 target is a
-#                    median, one run alone flips it).
+#                    median, one run alone flips it), and /sleep with 10,000 connections
+#                    (sleep_10k: the quick run leaves it out, so its time does not grow).
 # Results, with the command that produced each number, go to bench/results/latest/ (results.md,
 # .json, .png; http/http.md, .json).
 set -euo pipefail
@@ -49,7 +50,7 @@ if [[ $mode == quick ]]; then
   http_args=(--repeat 1 --duration 3 --warmup 1)
 else
   "$py" bench/compare.py --build build --out "$out" "${args[@]}"
-  http_args=(--repeat 3)
+  http_args=(--repeat 3 --scenarios plaintext pipeline sleep sleep_10k)
 fi
 if [[ -x bench/http/run.py ]] && compgen -G "build/server/server_*" >/dev/null; then
   "$py" bench/http/run.py --build build --out "$out/http" "${http_args[@]}"

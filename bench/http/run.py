@@ -11,7 +11,15 @@ measured in the same run:
   pipeline    the same, 16 requests pipelined per connection (wrk + pipeline.lua).
   sleep       GET /sleep?ms=15 with 1,000 connections: compared with Little's law's limit,
               connections / 15 ms = 66,667 req/s (nginx answers it with the echo module's
-              echo_sleep when that module is installed).
+              echo_sleep when that module is installed), and its p99 with nginx's.
+  sleep_10k   the same with 10,000 connections (not by default: scripts/compare.sh --full runs
+              it). It needs more than 10,000 open files for wrk and the server (the soft limit is
+              raised to the hard one; the scenario is skipped, saying so, if that is too low), and
+              10,000 connects arrive at once while net.core.somaxconn caps the listen queue
+              (4,096 on Debian 12): every run reports the kernel's ListenOverflows/ListenDrops
+              counters (/proc/net/netstat, TcpExt) taken before and after it, so a connection
+              dropped from a full queue (it retries a second later) shows as a count, not only as
+              a p99 of a second.
 
 Only loopback addresses are used. Every process is bounded in time and stopped at the end.
 Output: a JSON file and a Markdown table (printed, and written beside the JSON).
@@ -61,7 +69,21 @@ SCENARIOS = {
     "plaintext": Scenario("plaintext", "/plaintext", 64, what="keep-alive, not pipelined, wrk -t1 -c64"),
     "pipeline": Scenario("pipeline", "/plaintext", 64, pipeline=16, what="16 deep pipelining, wrk -t1 -c64"),
     "sleep": Scenario("sleep", f"/sleep?ms={SLEEP_MS}", 1000, what=f"/sleep?ms={SLEEP_MS}, wrk -t1 -c1000"),
+    "sleep_10k": Scenario("sleep_10k", f"/sleep?ms={SLEEP_MS}", 10_000,
+                          what=f"/sleep?ms={SLEEP_MS}, wrk -t1 -c10000"),
 }
+DEFAULT_SCENARIOS = ["plaintext", "pipeline", "sleep"]  # the quick comparison's: sleep_10k on request
+# Open files each of wrk and a server needs: one per connection, and a margin for their own (a
+# server started without --root counts one descriptor per connection: server/README.md,
+# "Descriptors"). A server may still hold some of the warm-up's connections when the run's
+# arrive: it is allowed twice as many, as far as the limit goes (it lowers its cap to fit, saying
+# so on stderr; none of these runs needs the margin).
+def files_needed(connections: int) -> int:
+    return connections + 1_000
+
+
+def is_sleep(scenario: str) -> bool:
+    return scenario.startswith("sleep")
 
 
 @dataclass
@@ -76,6 +98,9 @@ class Result:
     runs: list[float] = field(default_factory=list)  # req/s of each run
     runs_p99_ms: list[float | None] = field(default_factory=list)
     ratio: float | None = None  # to nginx (plaintext, pipeline) or to Little's law (sleep)
+    p99_ratio: float | None = None  # p99 / nginx's p99 (sleep scenarios)
+    listen_overflows: int = 0  # TcpExt ListenOverflows over this subject's runs (warm-ups included)
+    listen_drops: int = 0
     note: str = ""
 
 
@@ -98,6 +123,50 @@ def wait_port(port: int, limit: float) -> bool:
         except OSError:
             time.sleep(0.05)
     return False
+
+
+def listen_counters() -> tuple[int, int]:
+    """The kernel's TcpExt ListenOverflows and ListenDrops (this network namespace, every socket):
+    a connection whose handshake completed while the listen queue was full (the server did not
+    accept fast enough), dropped; the client retransmits a second later. (0, 0) where unreadable."""
+    try:
+        lines = [line.split() for line in Path("/proc/net/netstat").read_text().splitlines()]
+    except OSError:
+        return 0, 0
+    for names, values in zip(lines, lines[1:]):
+        if names and names[0] == "TcpExt:" and values and values[0] == "TcpExt:":
+            row = dict(zip(names[1:], values[1:]))
+            return int(row.get("ListenOverflows", 0)), int(row.get("ListenDrops", 0))
+    return 0, 0
+
+
+def somaxconn() -> int | None:
+    try:
+        return int(Path("/proc/sys/net/core/somaxconn").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def raise_open_files(needed: int) -> tuple[bool, str]:
+    """Raises this process's soft RLIMIT_NOFILE to the hard limit (wrk and the servers inherit it).
+    False, and why, if even the hard limit is below `needed`."""
+    try:
+        import resource
+    except ImportError:
+        return True, ""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        try:  # only a privileged process may raise the hard limit (up to fs.nr_open)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
+            soft = hard = needed
+        except (ValueError, OSError):
+            pass
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        return False, f"needs {needed:,} open files, the limit (ulimit -n, hard) is {soft:,}"
+    return True, ""
 
 
 def pinned(core: str | None, cmd: list[str]) -> list[str]:
@@ -124,10 +193,13 @@ class Pools:
         self.proc: subprocess.Popen | None = None
         self.port = 0
 
-    def start(self, threads: int) -> None:
+    def start(self, threads: int, connections: int = 0) -> None:
         self.err = open(self.tmp / f"{self.name}.stderr", "wb")
-        cmd = pinned(self.core, [str(self.exe), "--port", "0", "--threads", str(threads), "--root", str(self.tmp),
-                                 "--max-connections", "20000",
+        # --root only where open files are plenty: with it a server counts two per connection.
+        root = ["--root", str(self.tmp)] if connections <= 1_000 else []
+        cmd = pinned(self.core, [str(self.exe), "--port", "0", "--threads", str(threads), *root,
+                                 # the warm-up's connections may still be open when the run's arrive
+                                 "--max-connections", str(max(20_000, 2 * connections)),
                                  # within stop()'s 10 s: a server that drains longer is killed
                                  "--shutdown-timeout-ms", "3000"])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL)
@@ -192,7 +264,7 @@ http {{
 }}
 """
 
-    def start(self, threads: int) -> None:
+    def start(self, threads: int, connections: int = 0) -> None:
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         conf = self.tmp / "nginx.conf"
@@ -250,12 +322,17 @@ def parse_wrk(text: str, pipelined: bool) -> dict:
 
 
 def measure_once(args, subject, scenario: Scenario) -> dict:
-    """One run: start the server, warm it up, one measured wrk run, stop it."""
-    subject.start(scenario.threads)
+    """One run: start the server, warm it up, one measured wrk run, stop it. The listen-queue
+    counters are taken around the warm-up and the run (both open every connection at once)."""
+    subject.start(scenario.threads, scenario.connections)
+    before = listen_counters()
     try:
         if args.warmup > 0:
             wrk(args, subject, scenario, args.warmup)
-        return wrk(args, subject, scenario, args.duration)
+        result = wrk(args, subject, scenario, args.duration)
+        after = listen_counters()
+        result["listen_overflows"], result["listen_drops"] = after[0] - before[0], after[1] - before[1]
+        return result
     finally:
         subject.stop()
 
@@ -276,6 +353,8 @@ def summarise(name: str, scenario: Scenario, runs: list[dict]) -> Result:
     res.p99_ms = middle([r["p99"] for r in runs])
     res.errors = sum(r["errors"] for r in runs)
     res.non_2xx = sum(r["non_2xx"] for r in runs)
+    res.listen_overflows = sum(r.get("listen_overflows", 0) for r in runs)
+    res.listen_drops = sum(r.get("listen_drops", 0) for r in runs)
     return res
 
 
@@ -352,26 +431,34 @@ def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
         rows = [r for r in results if r.scenario == sc.name]
         if not rows:
             continue
-        ratio = "× Little's law limit" if sc.name == "sleep" else "× nginx"
+        sleep = is_sleep(sc.name)
+        ratio = "× Little's law limit | p99 × nginx | listen overflows" if sleep else "× nginx"
         lines += [f"### {sc.name}: {sc.what}", "",
                   f"| server | req/s | p50 ms | p99 ms | errors | non-2xx | {ratio} |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if sleep else "")]
         for r in rows:
             fmt = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
-            if sc.name == "sleep" and blocks_in_sleep(r.server):
+            if sleep and blocks_in_sleep(r.server):
                 # Not a measurement of a slow server but a design that cannot serve it: say so.
                 measured = f" ({r.requests_per_s:,.0f} req/s measured)" if r.requests_per_s else ""
                 lines.append(f"| {r.server} | cannot serve it by design{measured}: its workers block in "
-                             "the sleep (below) | – | – | – | – | – |")
+                             "the sleep (below) | – | – | – | – | – | – | – |")
                 continue
+            if r.note and not r.runs:
+                lines.append(f"| {r.server} | {r.note} | – | – | – | – | – |" + (" – | – |" if sleep else ""))
+                continue
+            extra = f" {fmt(r.p99_ratio)} | {r.listen_overflows} |" if sleep else ""
             lines.append(f"| {r.server} | {r.requests_per_s:,.0f} | {fmt(r.p50_ms, 3)} | {fmt(r.p99_ms, 3)} | {r.errors} | "
-                         f"{r.non_2xx} | {fmt(r.ratio)} |")
+                         f"{r.non_2xx} | {fmt(r.ratio)} |{extra}")
         if sc.pipeline > 1:
             lines.append("\nNo latency: wrk times a pipelined batch as one request and reports its "
                          "percentiles as 0 (github.com/wg/wrk/issues/236); req/s counts every response.")
-        if sc.name == "sleep":
+        if sleep:
             limit = sc.connections / (SLEEP_MS / 1000)
-            lines.append(f"\nLittle's law limit: {sc.connections} connections / {SLEEP_MS} ms = {limit:,.0f} req/s.")
+            lines.append(f"\nLittle's law limit: {sc.connections} connections / {SLEEP_MS} ms = {limit:,.0f} req/s. "
+                         "Listen overflows: the kernel's TcpExt ListenOverflows over the subject's runs (warm-ups "
+                         "included): connections dropped because the listen queue was full, each retried by its "
+                         "client a second later.")
             note = blocking_sleep_note([r.server for r in rows])
             if note:
                 lines.append("\n" + note)
@@ -398,7 +485,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", type=Path, default=ROOT / "build", help="build folder (default: build/)")
     p.add_argument("--servers", nargs="*", help="server names (default: every registered variant)")
-    p.add_argument("--scenarios", nargs="*", choices=list(SCENARIOS), default=list(SCENARIOS))
+    p.add_argument("--scenarios", nargs="*", choices=list(SCENARIOS), default=DEFAULT_SCENARIOS,
+                   help=f"default: {' '.join(DEFAULT_SCENARIOS)} (sleep_10k: 10,000 connections, on request)")
     p.add_argument("--duration", type=int, default=10, help="seconds per measured run (1..120)")
     p.add_argument("--warmup", type=int, default=2, help="seconds of discarded warm-up per server (0..30)")
     p.add_argument("--repeat", type=int, default=1, help="rounds; each measures every server once (rotated order); medians (1..9)")
@@ -436,9 +524,24 @@ def main() -> int:
         plan = []
         for sc in scenarios:
             present = [x for x in subjects
-                       if not (isinstance(x, Nginx) and sc.name == "sleep" and not x.echo_module.exists())]
+                       if not (isinstance(x, Nginx) and is_sleep(sc.name) and not x.echo_module.exists())]
             if len(present) < len(subjects):
-                log("nginx: no echo module, skipping the sleep scenario for it")
+                log(f"nginx: no echo module, skipping the {sc.name} scenario for it")
+            ok, why = raise_open_files(files_needed(sc.connections))
+            if not ok:
+                log(f"skipping {sc.name}: it {why}")
+                results += [Result(x.name, sc.name, note=f"not run: it {why}") for x in present]
+                continue
+            if sc.name == "sleep_10k":
+                # A server that blocks a worker per sleep cannot serve 1,000 connections (the sleep
+                # scenario shows it); 10,000 would only keep it busy for minutes after wrk is gone.
+                for x in [x for x in present if blocks_in_sleep(x.name)]:
+                    results.append(Result(x.name, sc.name, note="not run: its workers block in the sleep"))
+                present = [x for x in present if not blocks_in_sleep(x.name)]
+                cap = somaxconn()
+                if cap is not None and cap < sc.connections:
+                    log(f"{sc.name}: net.core.somaxconn is {cap:,}, below {sc.connections:,} connections: the "
+                        "listen queue holds at most that many not yet accepted (see 'listen overflows')")
             plan.append((sc, present))
         progress = Progress(sum(len(present) for _, present in plan) * args.repeat)
         for sc, present in plan:
@@ -446,8 +549,11 @@ def main() -> int:
         progress.close()
 
     for r in results:
-        if r.scenario == "sleep":
-            r.ratio = r.requests_per_s / (SCENARIOS["sleep"].connections / (SLEEP_MS / 1000))
+        if is_sleep(r.scenario):
+            r.ratio = r.requests_per_s / (SCENARIOS[r.scenario].connections / (SLEEP_MS / 1000))
+            ref = next((x for x in results if x.server == "nginx" and x.scenario == r.scenario), None)
+            if ref and ref.p99_ms and r.p99_ms is not None:
+                r.p99_ratio = r.p99_ms / ref.p99_ms
         else:
             ref = next((x for x in results if x.server == "nginx" and x.scenario == r.scenario), None)
             r.ratio = r.requests_per_s / ref.requests_per_s if ref and ref.requests_per_s else None
@@ -461,7 +567,7 @@ def main() -> int:
     (args.out / "http.json").write_text(json.dumps({"meta": meta, "results": [asdict(r) for r in results]}, indent=2))
     (args.out / "http.md").write_text(table + "\n")
     log(f"wrote {args.out / 'http.json'} and {args.out / 'http.md'}")
-    return 0 if all(not r.note for r in results) else 1
+    return 0 if all(not r.note or r.note.startswith("not run") for r in results) else 1
 
 
 if __name__ == "__main__":

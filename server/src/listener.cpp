@@ -27,6 +27,9 @@ listener::listener(app& app, executor control, factory make, std::function<execu
       signals_(control_, SIGINT, SIGTERM),
       deadline_(control_),
       backoff_(control_) {
+  // Non-blocking in user mode: drain()'s synchronous accept() answers would_block when the queue
+  // is empty instead of waiting (async_accept does not care).
+  acceptor_.non_blocking(true);
   // Posted: the acceptor and the signal set are used on `control` only, and a multi-threaded
   // driver's threads may already be running it.
   asio::post(control_, [this] {
@@ -47,13 +50,8 @@ void listener::accept() {
       log_warn("accept: {}", ec.message());  // e.g. a client that reset before it was accepted
     } else {
       if (paused_) resume_accepting();
-      auto s = make_(std::move(socket));
-      s->listener_ = this;
-      {
-        std::lock_guard lock(mutex_);
-        sessions_.emplace(s.get(), s);
-      }
-      s->start();  // after registering: a session may close (and be forgotten) at once
+      adopt(std::move(socket));
+      if (!drain()) return;  // paused: out of descriptors
     }
     accept();
   };
@@ -61,6 +59,40 @@ void listener::accept() {
     acceptor_.async_accept(socket_executor_(), std::move(on_accept));
   else
     acceptor_.async_accept(std::move(on_accept));
+}
+
+void listener::adopt(tcp::socket socket) {
+  auto s = make_(std::move(socket));
+  s->listener_ = this;
+  {
+    std::lock_guard lock(mutex_);
+    sessions_.emplace(s.get(), s);
+  }
+  s->start();  // after registering: a session may close (and be forgotten) at once
+}
+
+// One readiness event, many connections: when 10,000 clients connect at once, the listen queue
+// (net.core.somaxconn, 4,096 on Debian 12) fills faster than one accept per trip through the event
+// loop empties it, and the kernel drops each handshake that completes while it is full
+// (TcpExt ListenOverflows); its client retries a second later, a request that takes a second.
+// So after each accept the rest of the queue is taken at once, synchronously (the acceptor is
+// non-blocking), up to accept_batch, before the event loop runs anything else.
+bool listener::drain() {
+  for (std::size_t i = 1; i < accept_batch; ++i) {
+    error_code ec;
+    tcp::socket socket = socket_executor_ ? acceptor_.accept(socket_executor_(), ec) : acceptor_.accept(ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return true;  // queue empty
+    if (out_of_resources(ec)) {
+      pause_accepting(ec);
+      return false;
+    }
+    if (ec) {
+      log_warn("accept: {}", ec.message());
+      continue;
+    }
+    adopt(std::move(socket));
+  }
+  return true;
 }
 
 bool listener::out_of_resources(const error_code& ec) {

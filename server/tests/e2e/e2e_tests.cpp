@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -561,6 +562,68 @@ TEST_CASE("e2e: 1,000 concurrent connections") {
   while (answered + failed < n && !io.stopped()) io.run_one();
   CHECK(failed == 0);
   CHECK(answered == n);
+}
+
+// More work than one server thread can do, whatever the client's speed: 20 connections keep a
+// /busy?ms=1 in flight each (20 ms of spinning asked per millisecond), 200 more a /sleep?ms=1
+// each, every connection sending its next request as soon as the answer arrives. Served in
+// roughly the order they came, a request waits for the busy jobs ahead of it: tens of
+// milliseconds. A scheduler that serves its newest work first under overload (the coroutine
+// pool's LIFO deque once did: server/README.md, "The /sleep tail") leaves some request waiting for
+// as long as the overload lasts, here the whole 3 s run. Bounded: 3 s of load, then the requests
+// in flight finish; a guard stops everything after 60 s.
+TEST_CASE("e2e: under more load than one thread serves, no request waits behind later ones") {
+  temp_dir tmp;
+  e2e::server_process server({"--threads", "1"}, tmp.path);
+  constexpr std::size_t busy = 20, sleepers = 200;
+  using clock = std::chrono::steady_clock;
+  const std::string spin = get("/busy?ms=1"), nap = get("/sleep?ms=1");
+  asio::io_context io;
+  struct conn {
+    conn(asio::io_context& io, const std::string& request) : socket(io), request(request) {}
+    tcp::socket socket;
+    const std::string& request;
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    clock::time_point sent;
+  };
+  std::vector<std::unique_ptr<conn>> all;
+  all.reserve(busy + sleepers);
+  const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), server.port());
+  for (std::size_t i = 0; i < busy + sleepers; ++i) {
+    all.push_back(std::make_unique<conn>(io, i < busy ? spin : nap));
+    all.back()->socket.connect(ep);
+  }
+  const auto end = clock::now() + 3s;
+  std::size_t failed = 0, finished = 0, answered = 0;
+  clock::duration worst{};
+  std::function<void(conn&)> send;
+  send = [&](conn& c) {
+    c.sent = clock::now();
+    asio::async_write(c.socket, asio::buffer(c.request), [&](error_code ec, std::size_t) {
+      if (ec) return void(++failed);
+      c.res = {};
+      http::async_read(c.socket, c.buffer, c.res, [&](error_code e, std::size_t) {
+        if (e || c.res.result_int() != 200) return void(++failed);
+        ++answered;
+        worst = std::max(worst, clock::now() - c.sent);
+        if (clock::now() < end) return send(c);
+        ++finished;
+      });
+    });
+  };
+  for (auto& c : all) send(*c);
+  asio::steady_timer guard(io, std::chrono::seconds(60) * e2e::slowdown());
+  guard.async_wait([&](error_code ec) {
+    if (!ec) io.stop();
+  });
+  while (finished + failed < all.size() && !io.stopped()) io.run_one();
+  REQUIRE(failed == 0);
+  REQUIRE(finished == all.size());
+  const auto worst_ms = std::chrono::duration_cast<std::chrono::milliseconds>(worst).count();
+  MESSAGE(answered, " requests; the slowest took ", worst_ms, " ms");
+  CHECK_MESSAGE(worst < std::chrono::seconds(1) * e2e::slowdown(), "a request took ", worst_ms,
+                " ms: it waited behind later ones");
 }
 
 TEST_CASE("e2e: idle and slow-header timeouts") {

@@ -127,17 +127,17 @@ void thread_pool::worker_main(detail::worker& w) {
       if (++w.ticks >= detail::fairness_interval) {
         w.ticks = 0;
         poll_hook(w);
-        // The deque's turn comes here at the latest: I/O wake-ups go first below.
-        if (take_timers(w, h) || take_injected(w, h) || w.deque.pop(h)) {
+        // The deque's turn here: its newest item, or with a park hook its oldest (see there).
+        if (take_timers(w, h) || take_injected(w, h) || take_tick_item(w, h)) {
           run(h);
           continue;
         }
       }
-      // Coroutines woken by I/O first, then the deque. The other orders measured worse on the
-      // server's /sleep (1,000 connections, one worker, README "Parking in an event loop"): 0.93
-      // of Little's law this way, 0.70 taking turns, 0.65 deque first. A deque that never
-      // empties still gets a turn at every fairness tick (above).
-      if (w.io_ready.pop(h) || w.deque.pop(h) || find_remote(w, h)) {
+      // The ready FIFO (I/O wake-ups; with a park hook, timers too) and the deque take turns.
+      // Under more load than the worker can serve neither ever empties, and the one always taken
+      // second starved (server/README.md, "The /sleep tail": a p99 of 1 s at 1,000 connections).
+      const bool deque_first = (w.ticks & 1) != 0;  // ticks: a counter of steps, good as a coin
+      if ((deque_first && w.deque.pop(h)) || w.io_ready.pop(h) || w.deque.pop(h) || find_remote(w, h)) {
         run(h);
         continue;
       }
@@ -211,8 +211,8 @@ bool thread_pool::take_timers(detail::worker& w, void*& out) {
   const std::size_t n = timers_.take_due(now, due, max_batch);
   if (n == 0) return false;
   out = due[0].address();
-  // Reversed, so the worker pops them in deadline order after the first.
-  for (std::size_t i = n; i-- > 1;) w.deque.push(due[i].address());
+  if (hook_ != nullptr) return queue_ready_timers(w, due + 1, n - 1, n == max_batch);  // see there
+  for (std::size_t i = n; i-- > 1;) w.deque.push(due[i].address());  // reversed: deadline order
   // Fenced, unlike a fork's wake_hint(): these were due to run now, and this worker may run the
   // first one for long (the searching hole).
   if (n > 1) wake_for_new_work();
@@ -451,6 +451,36 @@ thread_pool::statistics thread_pool::stats() const noexcept {
   // relaxed: statistics.
   return {steals_.load(std::memory_order_relaxed), parks_.load(std::memory_order_relaxed),
           wakes_.load(std::memory_order_relaxed), injected_count_.load(std::memory_order_relaxed)};
+}
+
+// With a park hook the worker runs an event loop, and a due timer is a wake-up like an I/O
+// completion: it joins the ready FIFO, in deadline order. On the LIFO deque a later batch went on
+// top of an earlier one, and under a load that never let the deque empty, the earliest deadlines
+// waited longest. Not stealable there: an idle worker takes the next due timers from the heap
+// itself, so one is woken only when the batch was full (more may be due).
+bool thread_pool::queue_ready_timers(detail::worker& w, const std::coroutine_handle<>* due, std::size_t n,
+                                     bool more) {
+  for (std::size_t i = 0; i < n; ++i) w.io_ready.push(due[i].address());
+  if (more) wake_for_new_work();
+  return true;
+}
+
+// The fairness tick's item from the own deque. Without a park hook the newest, as on every other
+// step: fork-join stays depth-first. With one, the oldest: a server's worker keeps refilling its
+// deque with new jobs, and under more load than it can serve the deque never empties, so its
+// bottom item would wait as long as the overload lasts; the oldest every tick bounds that wait
+// (tests/park_hook_test.cpp, "not starved"). The owner may steal from its own deque as any thief
+// may; a lost race means another thief took the item, and the next one is tried.
+bool thread_pool::take_tick_item(detail::worker& w, void*& out) {
+  if (hook_ == nullptr) return w.deque.pop(out);
+  for (;;) {
+    const auto r = w.deque.steal();
+    if (r.status == pools::steal_status::success) {
+      out = r.value;
+      return true;
+    }
+    if (r.status == pools::steal_status::empty) return false;
+  }
 }
 
 }  // namespace pools::coroutines

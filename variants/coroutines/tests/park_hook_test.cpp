@@ -10,6 +10,7 @@
 #include <pools/testing/queue_park_hook.hpp>
 #include <pools/wait_group.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <coroutine>
@@ -62,6 +63,28 @@ task<int> round_trips(queue_park_hook& hook, thread_pool& pool, int n) {
     ++done;
   }
   co_return done;
+}
+
+// Steps of the one worker (a connection resumed, a job started) and the longest wait of a job.
+struct starvation_probe {
+  std::uint64_t step = 0, worst = 0, jobs = 0;  // one worker: only its thread touches them
+};
+
+// A job: it starts, then waits as /sleep does (here for a completion of the hook, not a timer, so
+// that no clock is involved) and ends.
+task<void> probe_job(queue_park_hook& hook, thread_pool& pool, starvation_probe& p,
+                     std::uint64_t spawned_at) {
+  p.worst = std::max(p.worst, ++p.step - spawned_at);
+  co_await via_hook{hook, pool};
+  ++p.jobs;
+}
+
+// A connection: a read completes through the hook, its request's job is spawned, the next read.
+task<void> probe_connection(queue_park_hook& hook, thread_pool& pool, starvation_probe& p, int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    co_await via_hook{hook, pool};
+    pool.spawn(probe_job(hook, pool, p, ++p.step));
+  }
 }
 
 }  // namespace
@@ -127,6 +150,33 @@ TEST_CASE("park hook: foreign work posted from outside wakes a parked worker") {
   }
   CHECK(wg.wait_for(5s));
   CHECK(on_workers.load() == 2);
+}
+
+// The server's /sleep on one worker under more load than it can serve (server/README.md, "The
+// /sleep tail"): each completion the hook runs resumes a connection, which starts a job (spawn:
+// onto the deque) and starts its next I/O at once. Completions keep arriving, so the ready FIFO
+// never runs dry while the connections run. A job must still start within a bounded number of
+// steps of its spawn. When the FIFO always went first and the fairness tick took the deque's
+// newest item, the first jobs spawned waited for the whole run (about connections x rounds steps,
+// 10,000 here): the server's p99 of a second and more. Counted in steps, not time, so the
+// machine's load does not change the answer.
+TEST_CASE("park hook: jobs spawned under an endless stream of completions are not starved") {
+  constexpr int connections = 200, rounds = 50;
+  starvation_probe probe;
+  {
+    queue_park_hook hook(1);
+    thread_pool pool(1, hook);
+    pools::coroutines::sync_wait(
+        pool, [](queue_park_hook& hook, thread_pool& pool, starvation_probe& probe) -> task<void> {
+          std::vector<task<void>> all;
+          all.reserve(connections);
+          for (int c = 0; c < connections; ++c) all.push_back(probe_connection(hook, pool, probe, rounds));
+          co_await pools::coroutines::when_all(std::move(all));
+        }(hook, pool, probe));
+  }  // the pool drains: every job has run
+  CHECK(probe.jobs == std::uint64_t{connections} * rounds);
+  INFO("the longest a job waited: " << probe.worst << " steps");
+  CHECK(probe.worst < 1000);
 }
 
 TEST_CASE("park hook: a sleeping coroutine wakes at its deadline (the hook parks with a timeout)") {

@@ -14,7 +14,8 @@
 //
 // What the listener does, on `control` (an executor whose handlers never run concurrently):
 //  - accept: each socket (bound to socket_executor(), or to `control`) becomes a session by
-//    `make`, is registered, then start()ed; accept errors are logged and accepting goes on.
+//    `make`, is registered, then start()ed; accept errors are logged and accepting goes on. After
+//    each accept, what else waits in the listen queue is taken at once (up to accept_batch).
 //    Out of descriptors or socket memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): accepting pauses for
 //    accept_backoff and is retried until it works, one log line when it pauses and one when it
 //    resumes; the open connections are served throughout (listener.cpp says why).
@@ -85,6 +86,8 @@ class listener {
  public:
   /// How long accepting pauses when the process is out of descriptors (listener.cpp: why).
   static constexpr std::chrono::milliseconds accept_backoff{100};
+  /// At most this many connections are accepted per readiness event (listener.cpp: drain()).
+  static constexpr std::size_t accept_batch = 64;
 
   using executor = boost::asio::any_io_executor;
   using tcp = boost::asio::ip::tcp;
@@ -105,6 +108,8 @@ class listener {
  private:
   friend class session_base;
   void accept();
+  void adopt(tcp::socket socket);
+  bool drain();
   static bool out_of_resources(const boost::system::error_code& ec);
   void pause_accepting(const boost::system::error_code& ec);
   void resume_accepting();

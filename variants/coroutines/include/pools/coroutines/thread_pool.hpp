@@ -294,6 +294,10 @@ class thread_pool final : public scheduler {
 
   // Statistics, relaxed counters: off the hot path (steals, parks, wakes, injections).
   std::atomic<std::uint64_t> steals_{0}, parks_{0}, wakes_{0}, injected_count_{0};
+
+  // With a park hook (thread_pool.cpp says why): due timers into the ready FIFO; the tick's item.
+  bool queue_ready_timers(detail::worker& w, const std::coroutine_handle<>* due, std::size_t n, bool more);
+  bool take_tick_item(detail::worker& w, void*& out);
 };
 
 static_assert(pools::Executor<thread_pool>);
