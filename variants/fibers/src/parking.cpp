@@ -139,7 +139,8 @@ void yield_fiber() {
   worker& w = *current_worker();
   const std::uintptr_t item = w.sched->find_work(w);
   if (item == 0) return;  // nothing else wants to run
-  suspend_to(*w.sched->context_for(w, item), {&requeue_self, nullptr});
+  context* next = w.sched->context_for(w, item);
+  suspend_to(next != nullptr ? *next : w.home, {&requeue_self, nullptr});  // home: see suspend_current
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {

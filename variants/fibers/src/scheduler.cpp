@@ -340,30 +340,39 @@ bool scheduler::work_visible() const noexcept {
 // ---- running tasks and fibers ------------------------------------------------------------------
 
 fiber_record* scheduler::new_fiber() {
-  try {
-    fiber_record* f = create_fiber(*this);
-    fibers_created_.fetch_add(1, std::memory_order_relaxed);
-    fibers_alive_.fetch_add(1, std::memory_order_relaxed);
-    return f;
-  } catch (const std::exception& e) {
-    // A task that has to wait needs a fresh stack to let its worker go on; without one the
-    // pool cannot make progress, and there is no caller to report to.
-    const std::string what = std::string("cannot create a fiber: ") + e.what();
-    fatal(what.c_str());
-  }
+  fiber_record* f = create_fiber(*this);  // may throw: no stack could be mapped
+  fibers_created_.fetch_add(1, std::memory_order_relaxed);
+  fibers_alive_.fetch_add(1, std::memory_order_relaxed);
+  return f;
 }
 
-context* scheduler::context_for(worker& w, std::uintptr_t item) {
+context* scheduler::context_for(worker& w, std::uintptr_t item) noexcept {
   if (is_fiber_item(item)) return fiber_of(item);
   fiber_record* f = w.idle;
   if (f != nullptr) {
     w.idle = f->next_idle;
     --w.idle_count;
   } else {
-    f = new_fiber();
+    try {
+      f = new_fiber();
+    } catch (...) {
+      // Out of memory for a stack (mmap failed), on a worker: no caller is waiting to be told.
+      // The task is the one that asked for the stack, so it carries the error, as if it had
+      // thrown it; the pool goes on (ending the process here would lose every other task).
+      w.stackless = task_of(item);
+      w.stackless_error = std::current_exception();
+      return nullptr;
+    }
   }
   f->first_task = task_of(item);
   return f;
+}
+
+void scheduler::fail_stackless(worker& w) noexcept {
+  task_base* t = std::exchange(w.stackless, nullptr);
+  if (t == nullptr) return;
+  t->error = std::exchange(w.stackless_error, nullptr);
+  finish_task(t);
 }
 
 void scheduler::run_task(task_base* t) noexcept {
@@ -371,6 +380,13 @@ void scheduler::run_task(task_base* t) noexcept {
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(t));
 #endif
   t->run(*t);
+  finish_task(t);
+#if POOLS_TRACE
+  trace_end(slice, POOLS_TRACE_ID(t));  // (only the address: t may be gone)
+#endif
+}
+
+void scheduler::finish_task(task_base* t) noexcept {
   // acq_rel: release publishes the result to the joiner; acquire sees a waiter's record.
   const std::uintptr_t old = t->state.fetch_or(task_base::done_bit, std::memory_order_acq_rel);
   if ((old & task_base::detached_bit) != 0) {
@@ -381,9 +397,6 @@ void scheduler::run_task(task_base* t) noexcept {
   worker* w = current_worker();  // re-read: the task may have migrated us
   release(t);
   bump(w->completed);  // last: after this the pool may consider the task gone
-#if POOLS_TRACE
-  trace_end(slice, POOLS_TRACE_ID(t));  // (only the address: t may be gone)
-#endif
 }
 
 context* fiber_main(fiber_record& self) noexcept {
@@ -452,7 +465,8 @@ void suspend_current(post_switch_action action) noexcept {
   // that only ever suspends (never ends) would otherwise see its I/O polled only when the deque
   // runs dry, and a burst of ready fibers would delay every completion until its end.
   const std::uintptr_t item = w.poll_due ? 0 : w.sched->find_work(w, false);
-  suspend_to(item != 0 ? *w.sched->context_for(w, item) : w.home, action);
+  context* next = item != 0 ? w.sched->context_for(w, item) : nullptr;
+  suspend_to(next != nullptr ? *next : w.home, action);  // (home also ends a task left stackless)
 }
 
 // ---- the worker thread ---------------------------------------------------------------------
@@ -462,6 +476,7 @@ void scheduler::worker_main(worker& w) {
   prepare_home(w.home);
   POOLS_TRACE_WORKER(this, "fibers", static_cast<unsigned>(w.index));
   for (;;) {
+    fail_stackless(w);  // a task for which no fiber could be made, here or on the fiber that came home
     std::uintptr_t item = find_work(w);
     for (int round = 0; item == 0 && round < spin_rounds; ++round) {
       backoff(round);
@@ -469,11 +484,12 @@ void scheduler::worker_main(worker& w) {
       item = find_work(w);
     }
     if (item != 0) {
-      context& next = *context_for(w, item);
+      context* next = context_for(w, item);
+      if (next == nullptr) continue;  // no stack for the task: it fails, above
       w.pending_from = &w.home;
       w.pending_action = {};
-      w.current = &next;
-      switch_context(w.home, next);  // back when a fiber runs out of work or ends
+      w.current = next;
+      switch_context(w.home, *next);  // back when a fiber runs out of work or ends
       continue;
     }
     if (!park(w)) break;

@@ -5,6 +5,8 @@
 //                                          k-th allocation of its operation failing, until one
 //                                          attempt completes with no failure injected.
 //   check_allocation_failures(what, attempt)  that loop under a watchdog, for any operation.
+//   check_mmap_failures(what, attempt)     the same loop with the k-th mmap failing (fail_mmap:
+//                                          the fiber pools' stacks).
 //   check_post_allocation_failures<Pool>   that loop around post() of any pools::Executor.
 //   check_thread_start_failures<Pool>      the constructor with its n-th thread start failing,
 //                                          for n = 1, 2, ... until it constructs.
@@ -21,6 +23,7 @@
 #include <doctest/doctest.h>
 
 #include <pools/testing/fail_alloc.hpp>
+#include <pools/testing/fail_mmap.hpp>
 #include <pools/testing/fail_thread_start.hpp>
 #include <pools/testing/watchdog.hpp>
 #include <pools/wait_group.hpp>
@@ -35,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace pools::testing {
@@ -48,13 +52,16 @@ inline constexpr auto fault_loop_limit = 120s;
 /// Calls attempt(k) for k = 1, 2, ...; the attempt arms fail_allocation(k, ...) around the
 /// operation under test only. Stops after the first attempt in which no failure was injected:
 /// the operation then made fewer than k allocations, so every one of them has been failed once.
-/// Returns that k; fails the test if `limit` attempts all had a failure injected.
+/// Returns that k; fails the test if `limit` attempts all had a failure injected. `injected`
+/// counts the failures of the injection the attempt arms (default: operator new's).
 template <class Attempt>
-std::uint64_t for_each_allocation_failure(Attempt&& attempt, std::uint64_t limit = 2000) {
+std::uint64_t for_each_allocation_failure(
+    Attempt&& attempt, std::uint64_t limit = 2000,
+    std::uint64_t (*injected)() noexcept = injected_allocation_failures) {
   for (std::uint64_t k = 1; k <= limit; ++k) {
-    const std::uint64_t before = injected_allocation_failures();
+    const std::uint64_t before = injected();
     attempt(k);
-    if (injected_allocation_failures() == before) {
+    if (injected() == before) {
       MESSAGE("completed without a failure at k = " << k);
       return k;
     }
@@ -83,13 +90,22 @@ void check_still_works(Pool& pool) {
 
 /// for_each_allocation_failure(attempt) under a watchdog named `what` (a hang aborts the test).
 template <class Attempt>
-void check_allocation_failures(const char* what, Attempt&& attempt) {
+void check_allocation_failures(const char* what, Attempt&& attempt,
+                               std::uint64_t (*injected)() noexcept = injected_allocation_failures) {
   watchdog dog(fault_loop_limit, what);
   MESSAGE(std::string(what));
-  for_each_allocation_failure([&](std::uint64_t k) {
-    INFO(what << ", k = " << k);
-    attempt(k);
-  });
+  for_each_allocation_failure(
+      [&](std::uint64_t k) {
+        INFO(std::string(what) << ", k = " << k);
+        attempt(k);
+      },
+      2000, injected);
+}
+
+/// The same with the k-th mmap failing: the attempt arms fail_mmap(k) around its operation.
+template <class Attempt>
+void check_mmap_failures(const char* what, Attempt&& attempt) {
+  check_allocation_failures(what, std::forward<Attempt>(attempt), injected_mmap_failures);
 }
 
 /// post() of `tasks` counted tasks with the k-th allocation failing, for every k. The first
