@@ -162,18 +162,27 @@ void scheduler::submit(task_base* t) {
   }
 }
 
+// noexcept: a fiber is woken from places that cannot report a failure (a channel's hand-over, a
+// timer, a completion). Its item cannot be lost either, so when the worker's own queue cannot grow
+// (out of memory; each push then leaves its queue unchanged) it goes to the injection queue,
+// whose fallback for fibers allocates nothing (inject).
 void scheduler::schedule(fiber_record* f) noexcept {
   worker* w = current_worker();
-  if (w != nullptr && w->sched == this && w->in_hook) {
-    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
-    w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
-  } else if (w != nullptr && w->sched == this) {
-    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
-    w->deque.push(item_of(f));
-    notify_one_if_sleeping();
-  } else {
-    inject(item_of(f), false);
+  try {
+    if (w != nullptr && w->sched == this && w->in_hook) {
+      w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
+      POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
+      return;
+    }
+    if (w != nullptr && w->sched == this) {
+      w->deque.push(item_of(f));
+      POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
+      notify_one_if_sleeping();
+      return;
+    }
+  } catch (...) {  // std::bad_alloc: queued below instead
   }
+  inject(item_of(f), false);
 }
 
 void scheduler::requeue(fiber_record* f) noexcept {
@@ -186,7 +195,22 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   // worker can pop it, the pool can finish draining and free itself. No worker can pop it while
   // we hold the lock, and the unlock is our last access to *this.
   std::lock_guard lock(inject_mutex_);
-  injected_.push_back(item);  // may throw std::bad_alloc; then nothing is queued and nothing counted
+  try {
+    injected_.push_back(item);  // may throw std::bad_alloc; then nothing is queued
+  } catch (...) {
+    // A new task is refused: nothing was counted, and the caller gets the exception. A woken
+    // fiber cannot be refused (schedule() is noexcept): it joins the overflow queue.
+    if (new_task) throw;
+    fiber_record* f = fiber_of(item);
+    f->next_overflow = nullptr;
+    if (overflow_tail_ != nullptr) {
+      overflow_tail_->next_overflow = f;
+    } else {
+      overflow_head_ = f;
+    }
+    overflow_tail_ = f;
+    ++overflow_size_;
+  }
   // Counted after the push, under the lock, so before any worker can pop it: a refused task
   // left no count behind for the drain to wait on.
   if (new_task) external_created_.fetch_add(1, std::memory_order_release);
@@ -194,7 +218,7 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   // relaxed: the fence in notify_one_if_sleeping orders it before the read of sleepers_ (Dekker:
   // see there); the lock orders it with the other stores of the mirror.
-  injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
   notify_one_if_sleeping();
 }
 
@@ -238,17 +262,28 @@ void scheduler::notify_one_if_sleeping() noexcept {
 std::uintptr_t scheduler::pop_injected(worker& w) {
   if (injected_size_.load(std::memory_order_relaxed) == 0) return 0;
   std::lock_guard lock(inject_mutex_);
+  if (fiber_record* f = overflow_head_) {  // the overflow first: it holds fibers woken earlier
+    overflow_head_ = f->next_overflow;
+    if (overflow_head_ == nullptr) overflow_tail_ = nullptr;
+    --overflow_size_;
+    injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
+    return item_of(f);
+  }
   if (injected_.empty()) return 0;
   const std::uintptr_t item = injected_.front();
   injected_.pop_front();
   // Take a share of the rest in one go, onto our deque, where other workers can steal it: one
   // lock round trip per batch instead of per task when an outside thread posts many tasks.
+  // Pushed before it is popped: a deque that cannot grow (out of memory) leaves the rest here.
   const std::size_t share = std::min<std::size_t>(injected_.size() / workers_.size(), 32);
-  for (std::size_t i = 0; i < share; ++i) {
-    w.deque.push(injected_.front());
-    injected_.pop_front();
+  try {
+    for (std::size_t i = 0; i < share; ++i) {
+      w.deque.push(injected_.front());
+      injected_.pop_front();
+    }
+  } catch (...) {  // std::bad_alloc: the rest stays in the injection queue
   }
-  injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   return item;
 }

@@ -193,6 +193,12 @@ class scheduler {
 
   std::mutex inject_mutex_;
   std::deque<std::uintptr_t> injected_;  // guarded by inject_mutex_
+  // Woken fibers that no queue had room for (out of memory), oldest first: linked through
+  // fiber_record::next_overflow, so queueing one never allocates. Guarded by inject_mutex_, and
+  // counted in injected_size_ with injected_, so that workers see them as injected work.
+  fiber_record* overflow_head_ = nullptr;
+  fiber_record* overflow_tail_ = nullptr;
+  std::size_t overflow_size_ = 0;
   std::atomic<std::size_t> injected_size_{0};
   std::atomic<std::uint64_t> external_created_{0};
 
