@@ -3,9 +3,12 @@
 // fiber pools with their k-th allocation failing, for k = 1, 2, ... until they complete. The
 // caller gets std::bad_alloc (from the call; a joined fiber carries its value), nothing runs
 // twice, an accepted fiber runs, the pool still works, the destructor returns (watchdog), and
-// nothing leaks (LeakSanitizer in the asan preset). Only the caller's allocations are failed
-// (this_thread): a worker that cannot get memory for a fiber has no caller to report to and ends
-// the process (scheduler::new_fiber, README "Faults").
+// nothing leaks (LeakSanitizer in the asan preset). Both pools with the caller's allocations
+// failing (this_thread); the tuned pool also with every thread's (any_thread), around wakes from
+// outside and sleeps, where its workers allocate. Not the textbook pool with every thread's: its
+// workers allocate a fiber's stack when it first runs, and a failure there still ends the process
+// (variants/fibers/README.md, "Destruction, out of memory, out of threads"). A stack that cannot
+// be mapped: stack_failure_test.cpp.
 #include <doctest/doctest.h>
 
 #include <pools/fibers/channel.hpp>
