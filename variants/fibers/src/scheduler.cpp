@@ -169,14 +169,15 @@ void scheduler::submit(task_base* t) {
 void scheduler::schedule(fiber_record* f) noexcept {
   worker* w = current_worker();
   try {
+    // (Traced before the push, as before any push: once pushed, another worker may run it.)
     if (w != nullptr && w->sched == this && w->in_hook) {
-      w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
       POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
+      w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
       return;
     }
     if (w != nullptr && w->sched == this) {
-      w->deque.push(item_of(f));
       POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
+      w->deque.push(item_of(f));
       notify_one_if_sleeping();
       return;
     }
