@@ -11,7 +11,7 @@
 #include <pools/fibers/channel.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/testing/fault_loop.hpp>
-#include <pools/unhandled_exception.hpp>
+#include <pools/testing/report_counter.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -29,36 +29,6 @@ namespace pt = pools::testing;
 namespace {
 
 constexpr std::size_t threads = 2;
-
-// True for what a fiber that could not get a stack carries: std::system_error (ENOMEM) when the
-// stack pool's mmap failed, std::bad_alloc when the heap did.
-bool is_out_of_memory(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::bad_alloc&) {
-    return true;
-  } catch (const std::system_error& s) {
-    return s.code().value() == ENOMEM;
-  } catch (...) {
-    return false;
-  }
-}
-
-// Exceptions of posted tasks, counted (pools/unhandled_exception.hpp); others fail the test.
-std::atomic<int> reported_out_of_memory{0};
-std::atomic<int> reported_other{0};
-void count_report(std::exception_ptr e) noexcept {
-  (is_out_of_memory(e) ? reported_out_of_memory : reported_other).fetch_add(1);
-}
-
-struct report_counter {
-  pools::unhandled_exception_handler previous = pools::set_unhandled_exception_handler(&count_report);
-  report_counter() {
-    reported_out_of_memory = 0;
-    reported_other = 0;
-  }
-  ~report_counter() { pools::set_unhandled_exception_handler(previous); }
-};
 
 // Spawned tasks, joined: each returns its value once or carries the stack failure.
 void spawn_join(std::uint64_t k) {
@@ -83,7 +53,7 @@ void spawn_join(std::uint64_t k) {
           CHECK(v == 42);
           ++values;
         } catch (...) {
-          CHECK(is_out_of_memory(std::current_exception()));
+          CHECK(pt::is_out_of_memory(std::current_exception()));
           ++failed;
         }
       }
@@ -99,9 +69,9 @@ void spawn_join(std::uint64_t k) {
 // Posted tasks: a failed one is reported, never run, never lost.
 void post(std::uint64_t k) {
   constexpr int tasks = 4;
-  report_counter reports;
+  pt::report_counter reports;
   std::atomic<int> runs{0};
-  const auto settled = [&] { return runs.load() + reported_out_of_memory.load() == tasks; };
+  const auto settled = [&] { return runs.load() + reports.out_of_memory() == tasks; };
   {
     pfb::thread_pool pool(threads);
     {
@@ -109,11 +79,11 @@ void post(std::uint64_t k) {
       for (int i = 0; i < tasks; ++i) pool.post(pt::counted_task{&runs});
       const auto deadline = std::chrono::steady_clock::now() + pt::fault_patience;
       while (!settled() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-      CHECK(reported_out_of_memory.load() == (armed.fired() ? 1 : 0));  // one-shot
+      CHECK(reports.out_of_memory() == (armed.fired() ? 1 : 0));  // one-shot
     }
     pt::check_still_works(pool);
   }
-  CHECK(reported_other.load() == 0);
+  CHECK(reports.other() == 0);
   CHECK(settled());  // each task ran once, or was reported and never ran
 }
 
@@ -147,7 +117,7 @@ void channel_receivers(std::uint64_t k) {
           ++seen[static_cast<std::size_t>(v)];
           ++received;
         } catch (...) {
-          CHECK(is_out_of_memory(std::current_exception()));
+          CHECK(pt::is_out_of_memory(std::current_exception()));
           ++failed;
         }
       }

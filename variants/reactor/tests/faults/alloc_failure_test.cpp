@@ -13,7 +13,7 @@
 #include <pools/reactor/executor.hpp>
 #include <pools/reactor/textbook_pool.hpp>
 #include <pools/testing/fault_loop.hpp>
-#include <pools/unhandled_exception.hpp>
+#include <pools/testing/report_counter.hpp>
 #include <pools/wait_group.hpp>
 
 #include <unistd.h>
@@ -31,27 +31,6 @@ namespace {
 
 constexpr std::size_t threads = 2;
 constexpr auto scope = pt::alloc_scope::this_thread;
-
-// What a loop reported (pools/unhandled_exception.hpp), counted while a test runs.
-std::atomic<int> reported_out_of_memory{0};
-std::atomic<int> reported_other{0};
-void count_report(std::exception_ptr e) noexcept {
-  try {
-    std::rethrow_exception(std::move(e));
-  } catch (const std::bad_alloc&) {
-    reported_out_of_memory.fetch_add(1);
-  } catch (...) {
-    reported_other.fetch_add(1);
-  }
-}
-struct report_counter {
-  pools::unhandled_exception_handler previous = pools::set_unhandled_exception_handler(&count_report);
-  report_counter() {
-    reported_out_of_memory = 0;
-    reported_other = 0;
-  }
-  ~report_counter() { pools::set_unhandled_exception_handler(previous); }
-};
 
 // Waits (bounded) until done() holds.
 template <class Done>
@@ -90,7 +69,7 @@ auto taker(int fd, std::atomic<int>& calls) {
 // refused (std::bad_alloc to the caller, or reported by the loop) and the fd can be watched
 // again, and is then called once.
 void check_watch(std::uint64_t k, pt::alloc_scope watch_scope) {
-  report_counter reports;
+  pt::report_counter reports;
   std::atomic<int> calls{0};
   pipe_pair p;
   bool refused = false;
@@ -105,11 +84,10 @@ void check_watch(std::uint64_t k, pt::alloc_scope watch_scope) {
       }
       p.send();
       // Armed until the loop has either called the callback or reported it could not install it.
-      if (!refused)
-        CHECK(eventually([&] { return calls.load() == 1 || reported_out_of_memory.load() == 1; }));
+      if (!refused) CHECK(eventually([&] { return calls.load() == 1 || reports.out_of_memory() == 1; }));
     }
-    CHECK(reported_other.load() == 0);
-    if (refused || reported_out_of_memory.load() == 1) {
+    CHECK(reports.other() == 0);
+    if (refused || reports.out_of_memory() == 1) {
       CHECK(calls.load() == 0);                            // a watch that failed never calls
       pool.watch(p.fd[0], POLLIN, taker(p.fd[0], calls));  // not EEXIST: the failed one was undone
       CHECK(eventually([&] { return calls.load() == 1; }));
@@ -132,7 +110,7 @@ TEST_CASE_TEMPLATE("reactor pools: post under allocation failure", Pool, pr::tex
 TEST_CASE("reactor textbook_pool: a timer under allocation failure") {
   for (const auto timer_scope : {pt::alloc_scope::this_thread, pt::alloc_scope::any_thread}) {
     pt::check_allocation_failures("post_after", [&](std::uint64_t k) {
-      report_counter reports;
+      pt::report_counter reports;
       std::atomic<int> runs{0};
       bool accepted = false;
       {
@@ -146,12 +124,12 @@ TEST_CASE("reactor textbook_pool: a timer under allocation failure") {
           } catch (const std::bad_alloc&) {
           }
           // Armed until the timer ran, or the loop reported that it could not file it.
-          if (accepted) CHECK(eventually([&] { return runs.load() + reported_out_of_memory.load() == 1; }));
+          if (accepted) CHECK(eventually([&] { return runs.load() + reports.out_of_memory() == 1; }));
         }
         pt::check_still_works(pool);
       }
-      CHECK(reported_other.load() == 0);
-      CHECK(runs.load() + reported_out_of_memory.load() == (accepted ? 1 : 0));
+      CHECK(reports.other() == 0);
+      CHECK(runs.load() + reports.out_of_memory() == (accepted ? 1 : 0));
     });
   }
 }
