@@ -13,7 +13,8 @@
 //
 // What every attempt checks (the promise of "faults are inputs"): the caller gets
 // std::bad_alloc / std::system_error; no task is lost or run twice (each accepted task runs once,
-// counted; a refused one never runs); the pool still works (a task posted afterwards runs); its
+// counted, or is reported as out of memory by a worker that could not run it; a refused one never
+// runs); the pool still works (a task posted afterwards runs); its
 // destructor returns (a watchdog aborts the test otherwise). Each task owns a heap block, so a
 // task dropped without being destroyed is a leak that the ASan preset's LeakSanitizer reports.
 // Variant tests use these for post and write their own attempts (submit, spawn, timers, ...)
@@ -25,6 +26,7 @@
 #include <pools/testing/fail_alloc.hpp>
 #include <pools/testing/fail_mmap.hpp>
 #include <pools/testing/fail_thread_start.hpp>
+#include <pools/testing/report_counter.hpp>
 #include <pools/testing/watchdog.hpp>
 #include <pools/wait_group.hpp>
 
@@ -111,9 +113,12 @@ void check_mmap_failures(const char* what, Attempt&& attempt) {
 /// post() of `tasks` counted tasks with the k-th allocation failing, for every k. The first
 /// `unarmed` posts of each attempt run with the failure not yet armed: they bring a queue up to a
 /// point worth failing at (the end of a segment).
+/// With any_thread, a worker's allocation may fail after post() returned (a fiber's stack): the
+/// task is then reported to pools::report_unhandled_exception as out of memory, counted here.
 template <class Pool>
 void check_post_allocation_failures(std::size_t threads, alloc_scope scope, int tasks = 3, int unarmed = 0) {
   check_allocation_failures("post", [&](std::uint64_t k) {
+    report_counter reports;
     std::atomic<int> runs{0};
     int accepted = unarmed, refused = 0;
     {
@@ -135,7 +140,10 @@ void check_post_allocation_failures(std::size_t threads, alloc_scope scope, int 
       }
       check_still_works(pool);
     }  // the destructor drains and returns (or the watchdog fires)
-    CHECK(runs.load() == accepted);  // each accepted task ran once, no refused one ran
+    // Each accepted task ran once, or was reported (a worker out of memory); no refused one ran.
+    CHECK(reports.other() == 0);
+    CHECK(runs.load() + reports.out_of_memory() == accepted);
+    if (scope == alloc_scope::this_thread) CHECK(reports.out_of_memory() == 0);
     CHECK(accepted + refused == unarmed + tasks);
     if (scope == alloc_scope::this_thread) CHECK(refused <= 1);  // one-shot: one failure at most
   });
