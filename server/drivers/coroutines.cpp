@@ -13,6 +13,7 @@
 // own deque (thread_pool::enqueue). Each job is a coroutine of its own, so a connection's
 // pipelined jobs run concurrently; they send their results back on a channel.
 #include <pools/coroutines/coroutines.hpp>
+#include <pools/coroutines/frame_allocator.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/main.hpp>
 #include <pools/server/suspending_session.hpp>
@@ -22,8 +23,11 @@
 #include <boost/asio/io_context.hpp>
 
 #include <coroutine>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace {
 
@@ -179,6 +183,17 @@ void serve(srv::app& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // POOLS_FRAME_CACHE=off, as in the bench: every coroutine frame from the general allocator
+  // (docs/reliability.md, "Soak": what the per-thread frame caches hold). Before any coroutine.
+  if (const char* value = std::getenv("POOLS_FRAME_CACHE");
+      value != nullptr && std::string_view(value) != "on") {
+    if (std::string_view(value) != "off") {
+      std::fprintf(stderr, "server_coroutines: POOLS_FRAME_CACHE='%s' is not a setting; use on or off\n",
+                   value);
+      return 2;
+    }
+    pc::frame_allocator::disable_caching();
+  }
   return srv::run({.name = "coroutines",
                    .summary = "one coroutine per connection (pools::coroutines), co_await on Asio I/O"},
                   argc, argv, serve);

@@ -8,10 +8,11 @@
 // connection whose call threw) without a leak (LeakSanitizer in the asan preset) and is no longer
 // counted open; and the same app then serves a new connection.
 //
-// Not here: the JSON bodies (/json, /stats, a job's result). nlohmann::basic_json's destructor
-// reserves a std::vector to free a non-empty object without recursion, and it is noexcept, so an
-// allocation failing there ends the process (std::terminate): docs/reliability.md, "Pools: out of
-// memory, out of threads".
+//
+// The JSON bodies (/json, /stats, a job's result) are here too. nlohmann::basic_json's destructor
+// reserves a std::vector to free a non-empty array or object without recursion, inside a noexcept
+// destructor, so a failure there would end the process; the core's JSON (server/src/json_body.hpp)
+// empties its values from the leaves up before they are destroyed.
 #include <doctest/doctest.h>
 
 #include <pools/server/options.hpp>
@@ -28,6 +29,8 @@ namespace pt = pools::testing;
 using test::get;
 
 namespace {
+
+const std::string any_json_object = "{...}";  // a body that varies: checked to be an object
 
 void check_request(const char* what, const std::string& request, std::size_t responses,
                    const std::string& body) {
@@ -48,7 +51,11 @@ void check_request(const char* what, const std::string& request, std::size_t res
         const auto rs = d->responses();
         REQUIRE(rs.size() == responses);
         CHECK(rs.back().status == 200);
-        CHECK(rs.back().body == body);
+        if (body == any_json_object) {
+          CHECK(rs.back().body.starts_with("{"));
+        } else {
+          CHECK(rs.back().body == body);
+        }
       }
       d.reset();  // the driver closes the connection
     }
@@ -69,4 +76,11 @@ TEST_CASE("server core: a request under allocation failure") {
                 "Hello, World!");
   check_request("POST /echo", "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello", 1, "hello");
   check_request("GET /fib (starts a job)", get("/fib?n=10"), 0, "");
+}
+
+TEST_CASE("server core: a JSON response under allocation failure") {
+  check_request("GET /json", get("/json"), 1, R"({"message":"Hello, World!"})");
+  check_request("GET /fib (the job's JSON result)", get("/fib?n=10"), 1, R"({"n":10,"fib":55})");
+  check_request("GET /sleep (the job's JSON result)", get("/sleep?ms=0"), 1, R"({"slept_ms":0})");
+  check_request("GET /stats", get("/stats"), 1, any_json_object);
 }

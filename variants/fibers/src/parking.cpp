@@ -16,8 +16,16 @@ void unlock_spinlock(context*, void* lock) noexcept {
 struct timed_park {
   waiter* w = nullptr;
   pools::spinlock* lock = nullptr;  // nullptr for a plain sleep
-  std::chrono::steady_clock::time_point deadline;
+  timer_queue::node timer;          // the deadline's entry, made before suspending (make_node)
 };
+
+// The timer's entry for a timed wait on a primitive (park_until), whose waiter is already queued
+// there: an exception would leave it queued and dangling, so out of memory for the entry ends the
+// process (noexcept), as it did when arm_timer allocated it. A plain sleep makes its entry before
+// anything refers to it, and throws std::bad_alloc to the sleeper instead (sleep_fiber_until).
+timer_queue::node make_timer_node(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept {
+  return timer_queue::make_node(w, deadline);
+}
 
 // Arms the timer *before* releasing the primitive's lock: a waker that claims the waiter through
 // the primitive then always finds the timer armed, so the woken fiber's cancel() cannot miss it.
@@ -25,7 +33,7 @@ void arm_timer(context*, void* arg) noexcept {
   auto& p = *static_cast<timed_park*>(arg);
   pools::spinlock* lock = p.lock;  // read before add(): after it the timer may fire and resume the fiber
   scheduler& s = *p.w->fiber->owner;
-  const bool earliest = s.timers().add(*p.w, p.deadline);
+  const bool earliest = s.timers().add(*p.w, std::move(p.timer));
   if (lock != nullptr) lock->unlock();
   if (earliest) s.timer_armed_earliest();  // a parked worker may be sleeping past the new deadline
 }
@@ -146,7 +154,8 @@ void yield_fiber() {
   }
   const std::uintptr_t item = w.sched->find_work(w);
   if (item == 0) return;  // nothing else wants to run
-  suspend_to(*w.sched->context_for(w, item), {&requeue_self, nullptr});
+  context* next = w.sched->context_for(w, item);
+  suspend_to(next != nullptr ? *next : w.home, {&requeue_self, nullptr});  // home: see suspend_current
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
@@ -159,7 +168,7 @@ void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
     suspend_current({});
     return;
   }
-  timed_park p{&me, nullptr, deadline};
+  timed_park p{&me, nullptr, timer_queue::make_node(me, deadline)};  // may throw std::bad_alloc
   suspend_current({&arm_timer, &p});
   // Only the timer can claim a sleeper, and it has disarmed itself before waking us.
 }
@@ -210,7 +219,9 @@ bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
       sim->cancel_timer(w);
       return true;
     }
-    timed_park p{&w, l, deadline};
+    // Out of memory for the timer's entry ends the process here (std::terminate: this is called
+    // with w already queued on the primitive, which the exception would leave dangling).
+    timed_park p{&w, l, make_timer_node(w, deadline)};
     suspend_current({&arm_timer, &p});
     if (w.timed_out) return false;
     w.fiber->owner->timers().cancel(w);  // woken by the primitive: the timer must not outlive w

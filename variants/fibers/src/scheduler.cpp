@@ -180,18 +180,28 @@ void scheduler::submit(task_base* t) {
   }
 }
 
+// noexcept: a fiber is woken from places that cannot report a failure (a channel's hand-over, a
+// timer, a completion). Its item cannot be lost either, so when the worker's own queue cannot grow
+// (out of memory; each push then leaves its queue unchanged) it goes to the injection queue,
+// whose fallback for fibers allocates nothing (inject).
 void scheduler::schedule(fiber_record* f) noexcept {
   worker* w = current_worker();
-  if (w != nullptr && w->sched == this && w->in_hook) {
-    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
-    w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
-  } else if (w != nullptr && w->sched == this) {
-    POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
-    w->deque.push(item_of(f));
-    notify_one_if_sleeping();
-  } else {
-    inject(item_of(f), false);
+  try {
+    // (Traced before the push, as before any push: once pushed, another worker may run it.)
+    if (w != nullptr && w->sched == this && w->in_hook) {
+      POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
+      w->io_ready.push(item_of(f));  // the owner is awake: find_work takes them (no wake)
+      return;
+    }
+    if (w != nullptr && w->sched == this) {
+      POOLS_TRACE_POST(this, POOLS_TRACE_ID(f));
+      w->deque.push(item_of(f));
+      notify_one_if_sleeping();
+      return;
+    }
+  } catch (...) {  // std::bad_alloc: queued below instead
   }
+  inject(item_of(f), false);
 }
 
 void scheduler::requeue(fiber_record* f) noexcept {
@@ -208,7 +218,22 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   // worker can pop it, the pool can finish draining and free itself. No worker can pop it while
   // we hold the lock, and the unlock is our last access to *this.
   std::lock_guard lock(inject_mutex_);
-  injected_.push_back(item);  // may throw std::bad_alloc; then nothing is queued and nothing counted
+  try {
+    injected_.push_back(item);  // may throw std::bad_alloc; then nothing is queued
+  } catch (...) {
+    // A new task is refused: nothing was counted, and the caller gets the exception. A woken
+    // fiber cannot be refused (schedule() is noexcept): it joins the overflow queue.
+    if (new_task) throw;
+    fiber_record* f = fiber_of(item);
+    f->next_overflow = nullptr;
+    if (overflow_tail_ != nullptr) {
+      overflow_tail_->next_overflow = f;
+    } else {
+      overflow_head_ = f;
+    }
+    overflow_tail_ = f;
+    ++overflow_size_;
+  }
   // Counted after the push, under the lock, so before any worker can pop it: a refused task
   // left no count behind for the drain to wait on.
   if (new_task) external_created_.fetch_add(1, std::memory_order_release);
@@ -216,7 +241,7 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   // relaxed: the fence in notify_one_if_sleeping orders it before the read of sleepers_ (Dekker:
   // see there); the lock orders it with the other stores of the mirror.
-  injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
   notify_one_if_sleeping();
 }
 
@@ -260,17 +285,28 @@ void scheduler::notify_one_if_sleeping() noexcept {
 std::uintptr_t scheduler::pop_injected(worker& w) {
   if (injected_size_.load(std::memory_order_relaxed) == 0) return 0;
   std::lock_guard lock(inject_mutex_);
+  if (fiber_record* f = overflow_head_) {  // the overflow first: it holds fibers woken earlier
+    overflow_head_ = f->next_overflow;
+    if (overflow_head_ == nullptr) overflow_tail_ = nullptr;
+    --overflow_size_;
+    injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
+    return item_of(f);
+  }
   if (injected_.empty()) return 0;
   const std::uintptr_t item = injected_.front();
   injected_.pop_front();
   // Take a share of the rest in one go, onto our deque, where other workers can steal it: one
   // lock round trip per batch instead of per task when an outside thread posts many tasks.
+  // Pushed before it is popped: a deque that cannot grow (out of memory) leaves the rest here.
   const std::size_t share = std::min<std::size_t>(injected_.size() / workers_.size(), 32);
-  for (std::size_t i = 0; i < share; ++i) {
-    w.deque.push(injected_.front());
-    injected_.pop_front();
+  try {
+    for (std::size_t i = 0; i < share; ++i) {
+      w.deque.push(injected_.front());
+      injected_.pop_front();
+    }
+  } catch (...) {  // std::bad_alloc: the rest stays in the injection queue
   }
-  injected_size_.store(injected_.size(), std::memory_order_relaxed);
+  injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());
   return item;
 }
@@ -362,31 +398,39 @@ bool scheduler::work_visible() const noexcept {
 // ---- running tasks and fibers ------------------------------------------------------------------
 
 fiber_record* scheduler::new_fiber() {
-  try {
-    fiber_record* f = create_fiber(*this);
-    fibers_created_.fetch_add(1, std::memory_order_relaxed);
-    fibers_alive_.fetch_add(1, std::memory_order_relaxed);
-    return f;
-  } catch (const std::exception& e) {
-    if (sim_ != nullptr) throw;  // a simulated step has a caller: the run stops with the error
-    // A task that has to wait needs a fresh stack to let its worker go on; without one the
-    // pool cannot make progress, and there is no caller to report to.
-    const std::string what = std::string("cannot create a fiber: ") + e.what();
-    fatal(what.c_str());
-  }
+  fiber_record* f = create_fiber(*this);  // may throw: no stack could be mapped
+  fibers_created_.fetch_add(1, std::memory_order_relaxed);
+  fibers_alive_.fetch_add(1, std::memory_order_relaxed);
+  return f;
 }
 
-context* scheduler::context_for(worker& w, std::uintptr_t item) {
+context* scheduler::context_for(worker& w, std::uintptr_t item) noexcept {
   if (is_fiber_item(item)) return fiber_of(item);
   fiber_record* f = w.idle;
   if (f != nullptr) {
     w.idle = f->next_idle;
     --w.idle_count;
   } else {
-    f = new_fiber();
+    try {
+      f = new_fiber();
+    } catch (...) {
+      // Out of memory for a stack (mmap failed), on a worker: no caller is waiting to be told.
+      // The task is the one that asked for the stack, so it carries the error, as if it had
+      // thrown it; the pool goes on (ending the process here would lose every other task).
+      w.stackless = task_of(item);
+      w.stackless_error = std::current_exception();
+      return nullptr;
+    }
   }
   f->first_task = task_of(item);
   return f;
+}
+
+void scheduler::fail_stackless(worker& w) noexcept {
+  task_base* t = std::exchange(w.stackless, nullptr);
+  if (t == nullptr) return;
+  t->error = std::exchange(w.stackless_error, nullptr);
+  finish_task(t);
 }
 
 void scheduler::run_task(task_base* t) noexcept {
@@ -394,6 +438,13 @@ void scheduler::run_task(task_base* t) noexcept {
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(t));
 #endif
   t->run(*t);
+  finish_task(t);
+#if POOLS_TRACE
+  trace_end(slice, POOLS_TRACE_ID(t));  // (only the address: t may be gone)
+#endif
+}
+
+void scheduler::finish_task(task_base* t) noexcept {
   // acq_rel: release publishes the result to the joiner; acquire sees a waiter's record.
   const std::uintptr_t old = t->state.fetch_or(task_base::done_bit, std::memory_order_acq_rel);
   if ((old & task_base::detached_bit) != 0) {
@@ -404,9 +455,6 @@ void scheduler::run_task(task_base* t) noexcept {
   worker* w = current_worker();  // re-read: the task may have migrated us
   release(t);
   bump(w->completed);  // last: after this the pool may consider the task gone
-#if POOLS_TRACE
-  trace_end(slice, POOLS_TRACE_ID(t));  // (only the address: t may be gone)
-#endif
 }
 
 context* fiber_main(fiber_record& self) noexcept {
@@ -476,7 +524,8 @@ void suspend_current(post_switch_action action) noexcept {
   // runs dry, and a burst of ready fibers would delay every completion until its end.
   // A simulated worker (sched == nullptr) goes home as well: the simulator picks what runs next.
   const std::uintptr_t item = w.poll_due || w.sched == nullptr ? 0 : w.sched->find_work(w, false);
-  suspend_to(item != 0 ? *w.sched->context_for(w, item) : w.home, action);
+  context* next = item != 0 ? w.sched->context_for(w, item) : nullptr;
+  suspend_to(next != nullptr ? *next : w.home, action);  // (home also ends a task left stackless)
 }
 
 // ---- the worker thread ---------------------------------------------------------------------
@@ -486,6 +535,7 @@ void scheduler::worker_main(worker& w) {
   prepare_home(w.home);
   POOLS_TRACE_WORKER(this, "fibers", static_cast<unsigned>(w.index));
   for (;;) {
+    fail_stackless(w);  // a task for which no fiber could be made, here or on the fiber that came home
     std::uintptr_t item = find_work(w);
     for (int round = 0; item == 0 && round < spin_rounds; ++round) {
       backoff(round);
@@ -493,11 +543,12 @@ void scheduler::worker_main(worker& w) {
       item = find_work(w);
     }
     if (item != 0) {
-      context& next = *context_for(w, item);
+      context* next = context_for(w, item);
+      if (next == nullptr) continue;  // no stack for the task: it fails, above
       w.pending_from = &w.home;
       w.pending_action = {};
-      w.current = &next;
-      switch_context(w.home, next);  // back when a fiber runs out of work or ends
+      w.current = next;
+      switch_context(w.home, *next);  // back when a fiber runs out of work or ends
       continue;
     }
     if (!park(w)) break;

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -74,6 +75,12 @@ struct alignas(64) worker {
   bool in_hook = false;
   pools::ready_fifo<std::uintptr_t> io_ready;
   bool woken = false;  // a wake is on its way to it
+  // A task taken from a queue for which no fiber could be made (no stack: scheduler::context_for),
+  // and the exception that says why. The home context ends it with that error (fail_stackless)
+  // as the first thing it does: a fiber that finds itself in this case switches home at once.
+  // Owner only.
+  task_base* stackless = nullptr;
+  std::exception_ptr stackless_error;
 #if POOLS_TRACE
   // The trace's "task" slices open on this worker's thread, and how often it switched away from
   // a context (see trace_begin below). Owner only.
@@ -169,8 +176,17 @@ class scheduler {
   void poll_hook(worker& w);
   static std::uintptr_t take_io_ready(worker& w) noexcept;
   /// A context to run an item on: the woken fiber itself, or a fiber (idle or new) for a task.
-  context* context_for(worker& w, std::uintptr_t item);
+  /// nullptr when a task needs a new fiber and none can be made (its stack cannot be mapped):
+  /// the task is then left in w.stackless, and the caller must switch to (or be) w.home.
+  context* context_for(worker& w, std::uintptr_t item) noexcept;
+  /// On the home context: ends w.stackless's task, unrun, with its error (join() rethrows it, a
+  /// posted task's is reported), like any task that threw. On home, not on the fiber that found
+  /// it: ending a task runs user code (the callable's destructor, the unhandled-exception handler)
+  /// and wakes a joiner, which belongs between tasks, not inside another fiber's suspension.
+  void fail_stackless(worker& w) noexcept;
   void run_task(task_base* t) noexcept;
+  /// After a task ran (or failed to start): publishes its end to a joiner or reports its error.
+  void finish_task(task_base* t) noexcept;
   void timer_armed_earliest() noexcept { notify_one_if_sleeping(); }
   std::size_t idle_fiber_limit() const noexcept { return idle_limit_; }
   void fiber_ended() noexcept { fibers_alive_.fetch_sub(1, std::memory_order_relaxed); }
@@ -195,6 +211,12 @@ class scheduler {
 
   std::mutex inject_mutex_;
   std::deque<std::uintptr_t> injected_;  // guarded by inject_mutex_
+  // Woken fibers that no queue had room for (out of memory), oldest first: linked through
+  // fiber_record::next_overflow, so queueing one never allocates. Guarded by inject_mutex_, and
+  // counted in injected_size_ with injected_, so that workers see them as injected work.
+  fiber_record* overflow_head_ = nullptr;
+  fiber_record* overflow_tail_ = nullptr;
+  std::size_t overflow_size_ = 0;
   std::atomic<std::size_t> injected_size_{0};
   std::atomic<std::uint64_t> external_created_{0};
 

@@ -77,6 +77,10 @@ stack_pool::~stack_pool() {
 }
 
 void stack_pool::map_slab() {
+  // Room first, for the slab and for every stack ever mapped (so that deallocate(), noexcept,
+  // never reallocates): if the heap fails, it fails here, before a mapping could be lost.
+  slabs_.reserve(slabs_.size() + 1);
+  free_.reserve(stats_.mapped + stacks_per_slab);
   const bool guarded = guard_ && take_guard_budget(stacks_per_slab);
   const std::size_t stride = size_ + (guarded ? page_ : 0);
   const std::size_t bytes = stride * stacks_per_slab;
@@ -87,9 +91,7 @@ void stack_pool::map_slab() {
     throw std::system_error(error, std::generic_category(),
                             "pools::fibers::stack_pool: mmap of a stack slab failed");
   }
-  slabs_.push_back({p, bytes});
-  // Room for every stack ever mapped, so that deallocate() (noexcept) never reallocates.
-  free_.reserve(stats_.mapped + stacks_per_slab);
+  slabs_.push_back({p, bytes});  // cannot throw now: reserved above
   std::size_t guards = 0;
   // Reverse order so that allocate(), which pops from the back, hands out the lowest stack first.
   for (std::size_t i = stacks_per_slab; i-- > 0;) {

@@ -20,11 +20,24 @@ class timer_queue {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// Arms a timer for `w` (a fiber waiter). Returns true when it became the earliest deadline,
-  /// so that a worker parked with a later timeout must be woken to re-arm its sleep.
-  bool add(waiter& w, clock::time_point deadline) {
+  using node = timer_map::node_type;
+
+  /// The timer's entry for `w`, made by the fiber before it suspends, where std::bad_alloc can
+  /// still reach its caller: add() runs in a post-switch action (noexcept), and inserting a node
+  /// that exists allocates nothing.
+  static node make_node(waiter& w, clock::time_point deadline) {
+    timer_map one;
+    one.emplace(deadline, &w);
+    return one.extract(one.begin());
+  }
+
+  /// Arms the timer of `n` (make_node) for `w` (a fiber waiter). Returns true when it became the
+  /// earliest deadline, so that a worker parked with a later timeout must be woken to re-arm its
+  /// sleep.
+  bool add(waiter& w, node&& n) noexcept {
     std::lock_guard lock(mutex_);
-    w.timer_position = entries_.emplace(deadline, &w);
+    const clock::time_point deadline = n.key();
+    w.timer_position = entries_.insert(std::move(n));
     w.timer_armed = true;
     const auto ns = to_ns(deadline);
     if (ns < earliest_.load(std::memory_order_relaxed)) {

@@ -170,10 +170,26 @@ void textbook_pool::post_after(clock::duration delay, task f) {
 // poller.add() from this thread takes effect at once, even while fd's loop sleeps in the poller.
 // The callback follows as a task; should fd be ready before that task has run, the loop finds
 // no callback and skips the event, and level triggering reports it again on the next round.
+// Out of memory, either half undoes the poller's: a watched fd without a callback would be
+// skipped forever (and, while ready, wake the loop forever), and could never be watched again.
+// Here the caller gets std::bad_alloc; on the loop, the task reports it (invoke_reporting).
 void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std::uint32_t)> callback) {
   loop& l = owner(fd);
+  task install = [&l, fd, cb = std::move(callback)]() mutable {
+    try {
+      l.watched[fd] = std::move(cb);
+    } catch (...) {
+      l.poller.remove(fd);
+      throw;
+    }
+  };
   l.poller.add(fd, events);
-  l.add([&l, fd, cb = std::move(callback)]() mutable { l.watched[fd] = std::move(cb); });
+  try {
+    l.add(std::move(install));
+  } catch (...) {
+    l.poller.remove(fd);
+    throw;
+  }
 }
 
 // Lifetimes. Once the poller has removed fd, it reports it no more; the callback itself
@@ -184,10 +200,11 @@ void textbook_pool::watch(int fd, std::uint32_t events, unique_function<void(std
 // and call the old callback once more. So unwatch and close an fd from its own callback. And
 // unwatch before close: epoll watches the open file, not the number; if the fd was dup()ed,
 // closing this number leaves the file watched.
+// The erasing task is queued first: if that runs out of memory, nothing has changed yet.
 void textbook_pool::unwatch(int fd) {
   loop& l = owner(fd);
-  l.poller.remove(fd);
   l.add([&l, fd] { l.watched.erase(fd); });
+  l.poller.remove(fd);
 }
 
 }  // namespace pools::reactor

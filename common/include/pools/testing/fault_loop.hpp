@@ -5,13 +5,16 @@
 //                                          k-th allocation of its operation failing, until one
 //                                          attempt completes with no failure injected.
 //   check_allocation_failures(what, attempt)  that loop under a watchdog, for any operation.
+//   check_mmap_failures(what, attempt)     the same loop with the k-th mmap failing (fail_mmap:
+//                                          the fiber pools' stacks).
 //   check_post_allocation_failures<Pool>   that loop around post() of any pools::Executor.
 //   check_thread_start_failures<Pool>      the constructor with its n-th thread start failing,
 //                                          for n = 1, 2, ... until it constructs.
 //
 // What every attempt checks (the promise of "faults are inputs"): the caller gets
 // std::bad_alloc / std::system_error; no task is lost or run twice (each accepted task runs once,
-// counted; a refused one never runs); the pool still works (a task posted afterwards runs); its
+// counted, or is reported as out of memory by a worker that could not run it; a refused one never
+// runs); the pool still works (a task posted afterwards runs); its
 // destructor returns (a watchdog aborts the test otherwise). Each task owns a heap block, so a
 // task dropped without being destroyed is a leak that the ASan preset's LeakSanitizer reports.
 // Variant tests use these for post and write their own attempts (submit, spawn, timers, ...)
@@ -21,7 +24,9 @@
 #include <doctest/doctest.h>
 
 #include <pools/testing/fail_alloc.hpp>
+#include <pools/testing/fail_mmap.hpp>
 #include <pools/testing/fail_thread_start.hpp>
+#include <pools/testing/report_counter.hpp>
 #include <pools/testing/watchdog.hpp>
 #include <pools/wait_group.hpp>
 
@@ -35,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace pools::testing {
@@ -48,13 +54,16 @@ inline constexpr auto fault_loop_limit = 120s;
 /// Calls attempt(k) for k = 1, 2, ...; the attempt arms fail_allocation(k, ...) around the
 /// operation under test only. Stops after the first attempt in which no failure was injected:
 /// the operation then made fewer than k allocations, so every one of them has been failed once.
-/// Returns that k; fails the test if `limit` attempts all had a failure injected.
+/// Returns that k; fails the test if `limit` attempts all had a failure injected. `injected`
+/// counts the failures of the injection the attempt arms (default: operator new's).
 template <class Attempt>
-std::uint64_t for_each_allocation_failure(Attempt&& attempt, std::uint64_t limit = 2000) {
+std::uint64_t for_each_allocation_failure(
+    Attempt&& attempt, std::uint64_t limit = 2000,
+    std::uint64_t (*injected)() noexcept = injected_allocation_failures) {
   for (std::uint64_t k = 1; k <= limit; ++k) {
-    const std::uint64_t before = injected_allocation_failures();
+    const std::uint64_t before = injected();
     attempt(k);
-    if (injected_allocation_failures() == before) {
+    if (injected() == before) {
       MESSAGE("completed without a failure at k = " << k);
       return k;
     }
@@ -83,21 +92,33 @@ void check_still_works(Pool& pool) {
 
 /// for_each_allocation_failure(attempt) under a watchdog named `what` (a hang aborts the test).
 template <class Attempt>
-void check_allocation_failures(const char* what, Attempt&& attempt) {
+void check_allocation_failures(const char* what, Attempt&& attempt,
+                               std::uint64_t (*injected)() noexcept = injected_allocation_failures) {
   watchdog dog(fault_loop_limit, what);
   MESSAGE(std::string(what));
-  for_each_allocation_failure([&](std::uint64_t k) {
-    INFO(what << ", k = " << k);
-    attempt(k);
-  });
+  for_each_allocation_failure(
+      [&](std::uint64_t k) {
+        INFO(std::string(what) << ", k = " << k);
+        attempt(k);
+      },
+      2000, injected);
+}
+
+/// The same with the k-th mmap failing: the attempt arms fail_mmap(k) around its operation.
+template <class Attempt>
+void check_mmap_failures(const char* what, Attempt&& attempt) {
+  check_allocation_failures(what, std::forward<Attempt>(attempt), injected_mmap_failures);
 }
 
 /// post() of `tasks` counted tasks with the k-th allocation failing, for every k. The first
 /// `unarmed` posts of each attempt run with the failure not yet armed: they bring a queue up to a
 /// point worth failing at (the end of a segment).
+/// With any_thread, a worker's allocation may fail after post() returned (a fiber's stack): the
+/// task is then reported to pools::report_unhandled_exception as out of memory, counted here.
 template <class Pool>
 void check_post_allocation_failures(std::size_t threads, alloc_scope scope, int tasks = 3, int unarmed = 0) {
   check_allocation_failures("post", [&](std::uint64_t k) {
+    report_counter reports;
     std::atomic<int> runs{0};
     int accepted = unarmed, refused = 0;
     {
@@ -119,7 +140,10 @@ void check_post_allocation_failures(std::size_t threads, alloc_scope scope, int 
       }
       check_still_works(pool);
     }  // the destructor drains and returns (or the watchdog fires)
-    CHECK(runs.load() == accepted);  // each accepted task ran once, no refused one ran
+    // Each accepted task ran once, or was reported (a worker out of memory); no refused one ran.
+    CHECK(reports.other() == 0);
+    CHECK(runs.load() + reports.out_of_memory() == accepted);
+    if (scope == alloc_scope::this_thread) CHECK(reports.out_of_memory() == 0);
     CHECK(accepted + refused == unarmed + tasks);
     if (scope == alloc_scope::this_thread) CHECK(refused <= 1);  // one-shot: one failure at most
   });

@@ -62,7 +62,9 @@ class stack_pool {
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
-  /// A stack from the free list, or from a new slab. Throws std::system_error if mmap fails.
+  /// A stack from the free list, or from a new slab. Throws std::system_error (ENOMEM, ...) if
+  /// mmap fails, std::bad_alloc if the pool's bookkeeping cannot grow; either way nothing changed.
+  /// (The thread_pool's worker then ends the task that asked for the stack with that error.)
   stack allocate();
   /// Returns a stack to the free list. Thread-safe, as is allocate().
   void deallocate(const stack& s) noexcept;

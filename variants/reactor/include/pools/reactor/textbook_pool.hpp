@@ -72,7 +72,8 @@ class textbook_pool {
   /// Calls callback(ready events) on fd's loop (fd mod concurrency()) whenever fd has one of
   /// `events` (POLLIN, POLLOUT, ...): level-triggered, so it is called again and again while
   /// the condition lasts. Calls for one fd never overlap. An fd already watched, or one epoll
-  /// cannot watch (a bad fd, a regular file), throws std::system_error (EEXIST, EBADF, EPERM).
+  /// cannot watch (a bad fd, a regular file), throws std::system_error (EEXIST, EBADF, EPERM);
+  /// out of memory, std::bad_alloc, and fd is not watched (the .cpp: also when the loop runs out).
   void watch(int fd, std::uint32_t events, unique_function<void(std::uint32_t)> callback);
 
   /// Stops the callbacks of fd. Called from fd's own callback (the usual case: it saw EOF) or

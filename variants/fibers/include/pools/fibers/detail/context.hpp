@@ -51,6 +51,9 @@ struct fiber_record final : context {
   stack_pool::stack stack;
   task_base* first_task = nullptr;  // handed over when the fiber is taken to run a task
   fiber_record* next_idle = nullptr;
+  // The link of the scheduler's overflow queue: a woken fiber that could not be queued because
+  // a queue could not grow (out of memory) waits there, on a list that allocates nothing.
+  fiber_record* next_overflow = nullptr;
   bool exit_requested = false;  // set at shutdown: leave the loop and end
 };
 
