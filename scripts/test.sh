@@ -38,8 +38,12 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 all_presets=(release clang asan tsan handout fuzz portable arm64 trixie)
 # The default run, and CI's: every preset. trixie (Debian 13: GCC 14, Boost 1.83, oneTBB 2022)
-# and arm64 come last: they leave this machine's toolchain, and their cost per step, measured,
-# is in docs/reliability.md, "Platforms" (CI's budget: 60 minutes on 2 cores).
+# and arm64 come last: they leave this machine's toolchain. CI's budget is 60 minutes on 2 cores;
+# measured 2026-11-26 on the project's shared 2 vCPU machine (docs/reliability.md, "CI: its steps
+# and their cost"): the seven presets before them 22.6 min (bash .ci/run at 722563e); trixie
+# 5.5 min warm (scripts/test.sh trixie at 367ef49, load average 3-7), about 15 min with nothing
+# cached (62 min measured under load average 7-23, 1113 s CPU, at 722563e); arm64 budgeted at
+# 10-12 min. About 40 minutes in all when warm, 50 cold.
 default_presets=(release clang asan tsan handout fuzz portable trixie arm64)
 # Inside a distro-check root (scripts/distro-check.sh sets POOLS_DISTRO_CHECK) the README's
 # command proves that distribution's compilers and libraries: every preset but the nested root
