@@ -41,7 +41,7 @@ all_presets=(release clang asan tsan handout fuzz portable arm64 trixie)
 # and arm64 come last: they leave this machine's toolchain. CI's budget is 60 minutes on 2 cores;
 # measured 2026-11-26 on the project's shared 2 vCPU machine (docs/reliability.md, "CI: its steps
 # and their cost"): the seven presets before them 22.6 min (bash .ci/run at 722563e); trixie
-# 5.5 min warm (scripts/test.sh trixie at 367ef49, load average 3-7), about 15 min with nothing
+# 4.6 min warm (scripts/test.sh trixie at 9bcbee7, load average 0.2-3), about 15 min with nothing
 # cached (62 min measured under load average 7-23, 1113 s CPU, at 722563e); arm64 budgeted at
 # 10-12 min. About 40 minutes in all when warm, 50 cold.
 default_presets=(release clang asan tsan handout fuzz portable trixie arm64)
