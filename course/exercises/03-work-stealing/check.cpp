@@ -40,7 +40,7 @@ namespace {
 // workers on their hot path) in blocks that outlive the threads (the pools come and go), summed
 // when the check looks.
 struct alignas(64) thread_events {
-  std::atomic<std::uint64_t> pushes{0}, steals{0};
+  std::atomic<std::uint64_t> pushes{0}, steals{0}, failed_steals{0};
 };
 std::mutex events_mutex;           // guards events (the list, not the counters)
 std::deque<thread_events> events;  // a deque: its elements never move
@@ -61,7 +61,7 @@ void bump(std::atomic<std::uint64_t>& counter) {
 }
 
 struct seen {
-  std::uint64_t pushes = 0, steals = 0;
+  std::uint64_t pushes = 0, steals = 0, failed_steals = 0;
 };
 seen deques_saw() {
   std::lock_guard lock(events_mutex);
@@ -69,6 +69,7 @@ seen deques_saw() {
   for (const auto& e : events) {
     total.pushes += e.pushes.load(std::memory_order_relaxed);
     total.steals += e.steals.load(std::memory_order_relaxed);
+    total.failed_steals += e.failed_steals.load(std::memory_order_relaxed);
   }
   return total;
 }
@@ -80,6 +81,9 @@ void exercise::deque_events::pushed() {
 }
 void exercise::deque_events::stolen_by_another_thread() {
   bump(mine().steals);
+}
+void exercise::deque_events::steal_failed_for_another_thread() {
+  bump(mine().failed_steals);
 }
 
 namespace {
@@ -230,12 +234,15 @@ void stealing(course::report& report) {
   const seen before = deques_saw();  // the correctness part's pools pushed and stole too
   auto now = [&before] {
     const seen s = deques_saw();
-    return seen{s.pushes - before.pushes, s.steals - before.steals};
+    return seen{s.pushes - before.pushes, s.steals - before.steals, s.failed_steals - before.failed_steals};
   };
   std::atomic<std::uint64_t> posts{0};
   // One run almost always steals; a few are allowed in case the machine keeps one worker off the
-  // CPU for a whole run (a busy CI machine).
-  for (int attempt = 0; attempt < 10 && (now().steals == 0 || now().pushes == 0); ++attempt) {
+  // CPU for a whole run (a busy CI machine). The runs go on until a steal has also failed: only
+  // then does a steals() that counts attempts say more than the deques saw (on a busy machine
+  // every one of a run's few attempts may succeed, and such a counter would agree by luck).
+  for (int attempt = 0; attempt < 10 && (now().steals == 0 || now().pushes == 0 || now().failed_steals == 0);
+       ++attempt) {
     run_fib(pool, 25, posts);
   }
   const seen saw = now();

@@ -4,10 +4,11 @@
 //
 // exercise::work_deque<T> is pools::chase_lev_deque<T> (common/include/pools/chase_lev_deque.hpp),
 // the same three operations with the same rules (push and pop by the owner only, steal by any
-// thread), plus two events it reports to the check: every push, and every successful steal made by
-// a thread that is NOT the deque's owner (the thread that pushes onto it). So the check knows how
-// many tasks went onto a worker's own deque and how many one worker took from another without
-// asking your pool: steals() and local_pushes() are compared with what the deques saw.
+// thread), plus three events it reports to the check: every push, every successful steal made by
+// a thread that is NOT the deque's owner (the thread that pushes onto it), and every such steal
+// that came back without a task (empty, or lost a race). So the check knows how many tasks went
+// onto a worker's own deque and how many one worker took from another without asking your pool:
+// steals() and local_pushes() are compared with what the deques saw.
 #pragma once
 
 #include <pools/chase_lev_deque.hpp>
@@ -21,6 +22,7 @@ namespace exercise {
 struct deque_events {
   static void pushed();
   static void stolen_by_another_thread();
+  static void steal_failed_for_another_thread();
 };
 
 template <class T>
@@ -45,9 +47,12 @@ class work_deque {
   pools::steal_result<T> steal() {
     pools::steal_result<T> r = deque_.steal();
     // relaxed: see push(). The address of a thread_local tells one thread from another.
-    if (r.status == pools::steal_status::success &&
-        owner_.load(std::memory_order_relaxed) != &thread_marker) {
-      deque_events::stolen_by_another_thread();
+    if (owner_.load(std::memory_order_relaxed) != &thread_marker) {
+      if (r.status == pools::steal_status::success) {
+        deque_events::stolen_by_another_thread();
+      } else {
+        deque_events::steal_failed_for_another_thread();
+      }
     }
     return r;
   }
