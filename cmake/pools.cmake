@@ -74,7 +74,7 @@ function(pools_add_fault_test target)
     return()
   endif()
   pools_add_test(${target} SOURCES ${arg_SOURCES} LINK pools_fault_injection ${arg_LINK}
-                 LABELS "faults;${arg_LABELS}" TIMEOUT 600)
+                 LABELS faults ${arg_LABELS} TIMEOUT 600)  # separate words: a quoted list would arrive as one label
 endfunction()
 
 # pools_add_trace_tests(<name> STEALS <yes|no> WORKLOAD <bench arguments>...)
@@ -134,7 +134,7 @@ function(pools_add_conformance name)
   pools_add_test(conformance_${name}
     SOURCES ${POOLS_ROOT}/common/conformance/conformance.cpp
     LINK pools::common ${arg_LINK}
-    LABELS "conformance;${name}")
+    LABELS conformance ${name})
   target_include_directories(conformance_${name} PRIVATE ${_dir} ${POOLS_ROOT}/common/conformance)
   if(CMAKE_CROSSCOMPILING_EMULATOR)  # thread starts are slow under qemu: scale as under TSan
     target_compile_definitions(conformance_${name} PRIVATE POOLS_EMULATED=1)
