@@ -24,9 +24,9 @@ TEST_CASE("park hook: every task runs; idle workers park in the hook and are wok
   std::atomic<int> ran{0};
   {
     thread_pool pool(pool_options{.threads = 2, .park_hook = &hook});
-    pools::testing::post_in_rounds(pool, ran, 20, 500);
+    pools::testing::post_in_rounds_until_parked(pool, hook, ran);
   }
-  CHECK(ran.load() == 10'000);
+  CHECK(ran.load() == 10'500);
   CHECK(hook.parks.load() > 0);
   CHECK(hook.wakes.load() > 0);
   CHECK(hook.one_thread_per_index(std::this_thread::get_id()));  // index i is worker i's thread

@@ -127,6 +127,18 @@ void post_in_rounds(Pool& pool, std::atomic<int>& ran, int rounds, int per_round
   }
 }
 
+/// post_in_rounds(pool, ran, 20, 500), then one more round once a worker has parked in `hook`
+/// (10,500 tasks in all). Idle workers spin a while before they park; on a loaded machine the
+/// 1 ms between rounds can pass inside that spin, so the wait for a park is explicit (bounded at
+/// 5 s) and the last round must then wake a parked worker through the hook.
+template <class Pool>
+void post_in_rounds_until_parked(Pool& pool, queue_park_hook& hook, std::atomic<int>& ran) {
+  post_in_rounds(pool, ran, 20, 500);
+  for (int i = 0; i < 500 && hook.parks.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  post_in_rounds(pool, ran, 1, 500);
+}
+
 /// From a completion the hook runs on worker 0, posts one task to `pool` and keeps worker 0 inside
 /// that completion until the task has run (or 5 s passed), so only another worker can run it.
 /// True if the task ran, on another thread. New work started from an I/O completion (a listener
