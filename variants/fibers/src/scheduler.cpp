@@ -577,7 +577,16 @@ worker* exchange_current_worker(worker* w) noexcept {
 }
 
 fiber_record& scheduler::simulated_fiber(std::uintptr_t item) {
-  return *static_cast<fiber_record*>(context_for(*workers_[0], item));
+  worker& w = *workers_[0];
+  context* c = context_for(w, item);
+  if (c == nullptr) {
+    // No stack: context_for left the task and the error on the worker, for a real worker to
+    // end the task with. A simulated step has a caller instead: the run stops with the error,
+    // and the task is destroyed with the other unfinished ones.
+    w.stackless = nullptr;
+    std::rethrow_exception(std::exchange(w.stackless_error, nullptr));
+  }
+  return *static_cast<fiber_record*>(c);
 }
 
 void scheduler::run_simulated(fiber_record& next) {
