@@ -63,8 +63,10 @@ def main():
     expect(p.returncode == 0, f"--update --why rewrites the baseline (exit {p.returncode}: {p.stderr[-300:]})")
     updated = json.load(open(low))
     entry = updated["paths"].get(PATH, {})
-    expect(entry.get("why") == "self-test: the count moved" and entry.get("instructions") ==
-           committed["paths"][PATH]["instructions"], f"the moved count is back, with the new why ({entry})")
+    # Back near the committed count (a count the baseline keeps within 0.1 % of its measurement).
+    near = abs(entry.get("instructions", 0) / committed["paths"][PATH]["instructions"] - 1) < 0.001
+    expect(entry.get("why") == "self-test: the count moved" and near,
+           f"the moved count is back, with the new why ({entry})")
     others = [k for k in committed["paths"] if k != PATH]
     expect(all(updated["paths"].get(k, {}).get("why") == committed["paths"][k]["why"] for k in others) and others,
            "the counts not measured keep their why")
