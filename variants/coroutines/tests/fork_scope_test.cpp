@@ -184,9 +184,9 @@ TEST_CASE("fork_scope: a child that sleeps resumes on another worker and still j
   std::atomic<bool> child_woke{false};
   std::thread::id before, after, parent_thread;
   auto child = [&]() -> pc::task<int> {
-    before = std::this_thread::get_id();
+    before = coro_test::thread_now();
     co_await pc::sleep_for(pool, std::chrono::milliseconds(20));
-    after = std::this_thread::get_id();
+    after = coro_test::thread_now();
     child_woke.store(true, std::memory_order_release);
     co_return 7;
   };
@@ -194,7 +194,7 @@ TEST_CASE("fork_scope: a child that sleeps resumes on another worker and still j
     pc::task<int> c = child();
     pc::fork_scope scope;
     co_await scope.fork(c);
-    parent_thread = std::this_thread::get_id();
+    parent_thread = coro_test::thread_now();
     CHECK(coro_test::wait_for_flag(child_woke));  // holds this worker
     co_await scope.join();
     co_return co_await std::move(c);

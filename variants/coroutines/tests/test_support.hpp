@@ -20,6 +20,15 @@ inline bool sanitized() {
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
+/// The calling thread's id, read afresh at every call. Across a co_await the coroutine may resume
+/// on another thread, but glibc declares pthread_self() (behind std::this_thread::get_id())
+/// `const`, so Clang may reuse the id read before the suspension. The empty asm with a memory
+/// clobber makes this call one the optimiser must keep.
+[[gnu::noinline]] inline std::thread::id thread_now() {
+  asm volatile("" ::: "memory");
+  return std::this_thread::get_id();
+}
+
 /// Waits until `flag` becomes true, at most `limit`; returns whether it did. Used where a test
 /// needs another worker to make progress: a bounded wait turns a scheduling bug into a failed
 /// CHECK instead of a hang.
