@@ -8,6 +8,10 @@
 // read end of a pipe, and wake() writes a byte into it. Bytes persist like eventfd's count, so a
 // wake made before the loop sleeps is not lost. Cost against epoll: O(watched fds) per wait, and
 // a wake-up per add(); a textbook loop watches a few fds.
+//
+// Memory: the loop's wait() must not allocate. Out of memory there, std::bad_alloc would have
+// nobody to reach but std::terminate. So add(), on the caller's thread, also makes room for
+// the loop's next copy (`spare`), and wait() swaps that in when its own copy is too small.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -38,10 +42,12 @@ struct poller::impl {
   int pipe_read = -1, pipe_write = -1;  // the self-pipe: both ends non-blocking, close-on-exec
   std::mutex m;                         // guards `watched`
   std::map<int, short> watched;         // fd -> events (ordered: the same order on every poll)
+  std::vector<pollfd> spare;            // guarded by m: room for watched.size() + 1 (add() grows it)
   std::vector<pollfd> fds;              // the loop thread's copy, [0] = the pipe
   std::size_t next = 0;                 // where the next search for a ready fd starts (fairness)
 
   impl() {
+    fds.reserve(1);  // the pipe; on the constructing thread, which can take std::bad_alloc
     int p[2];
     checked(::pipe(p), "pipe");  // pipe2() with flags is not POSIX before 2024: fcntl instead
     pipe_read = p[0];
@@ -74,6 +80,9 @@ void poller::add(int fd, std::uint32_t events) {
   if (S_ISREG(st.st_mode)) fail(EPERM, "poll watch (a regular file)");
   {
     std::lock_guard lock(impl_->m);
+    // Both allocations here, before anything changed, so std::bad_alloc leaves the set as it was.
+    // Room for the loop's copy first: the pipe, the fds watched now, and fd.
+    if (impl_->spare.capacity() < impl_->watched.size() + 2) impl_->spare.reserve(impl_->watched.size() + 2);
     if (!impl_->watched.emplace(fd, static_cast<short>(events)).second) fail(EEXIST, "poll watch");
   }
   wake();  // the loop may be asleep on a copy of the set without fd
@@ -93,9 +102,11 @@ void poller::wake() {
 
 poller::ready poller::wait(int timeout_ms) {
   auto& fds = impl_->fds;
-  fds.assign(1, pollfd{impl_->pipe_read, POLLIN, 0});
   {
     std::lock_guard lock(impl_->m);
+    // No allocation: if our copy has too little room, add() has made enough in `spare`.
+    if (fds.capacity() < impl_->watched.size() + 1) fds.swap(impl_->spare);
+    fds.assign(1, pollfd{impl_->pipe_read, POLLIN, 0});
     for (const auto& [fd, events] : impl_->watched) fds.push_back(pollfd{fd, events, 0});
   }
   const int n = ::poll(fds.data(), static_cast<nfds_t>(fds.size()), timeout_ms);
