@@ -2,6 +2,7 @@
 // The catalogue: every workload's name, meaning, default size and argument check. Kept apart
 // from the runner so bench/README.md and `--list` can be read against one short table.
 #include <pools/bench/harness.hpp>
+#include <pools/bench/problems.hpp>
 
 #include <fmt/core.h>
 
@@ -52,7 +53,7 @@ std::string check_n(std::string_view workload, std::int64_t n) {
       return fmt::format("--n {} for skynet must be a power of 10 (10, 100, ...)", n);
     return range(10, 100'000'000);
   }
-  if (workload == "nqueens") return range(1, 16);
+  if (workload == "nqueens") return range(1, nqueens_max_n);
   if (workload == "matmul") {
     if (!power_of(n, 2)) return fmt::format("--n {} for matmul must be a power of 2", n);
     return range(64, 4096);

@@ -93,18 +93,22 @@ pc::task<std::uint64_t> wf_skynet(std::uint64_t first, std::uint64_t size) {
 
 pc::task<std::uint64_t> wf_nqueens(int n, queens_board board) {
   if (board.row == n) co_return 1;
-  std::vector<pc::task<std::uint64_t>> children;
-  children.reserve(static_cast<std::size_t>(n));
+  // The children live in this frame (n <= nqueens_max_n, checked by the CLI), as libfork's
+  // nqueens keeps its results in an array in its frame: a node allocates nothing from the heap
+  // (a std::vector here cost about 190 instructions a node in malloc and free:
+  // docs/optimizations.md, rung 21, "Where the instructions go").
+  std::array<pc::task<std::uint64_t>, nqueens_max_n> children;
+  std::size_t k = 0;
   for (int c = 0; c < n; ++c) {
-    if (board.can_place(c)) children.push_back(wf_nqueens(n, board.with(c)));
+    if (board.can_place(c)) children[k++] = wf_nqueens(n, board.with(c));
   }
-  if (children.empty()) co_return 0;
+  if (k == 0) co_return 0;
   pc::fork_scope scope;
-  for (std::size_t i = 0; i + 1 < children.size(); ++i) co_await scope.fork(children[i]);
-  co_await scope.call(children.back());
+  for (std::size_t i = 0; i + 1 < k; ++i) co_await scope.fork(children[i]);
+  co_await scope.call(children[k - 1]);
   co_await scope.join();
   std::uint64_t sum = 0;
-  for (auto& t : children) sum += co_await std::move(t);
+  for (std::size_t i = 0; i < k; ++i) sum += co_await std::move(children[i]);
   co_return sum;
 }
 
@@ -143,7 +147,18 @@ template <class Pool, class Body>
 prepare_fn on_pool(Body body) {
   return [body](const params& p) -> repetition {
     std::shared_ptr<Pool> pool = make_pool<Pool>(p.threads);
-    return [pool, body, n = p.n](rep_timer& timer, metrics& m) { body(*pool, n, timer, m); };
+    return [pool, body, n = p.n](rep_timer& timer, metrics& m) {
+      // Steals during this repetition (the tuned pool counts them; the textbook pool has no
+      // deques): how often a worker took work from another, a fork-join run's one number that
+      // says how much the scheduling, not the forks, cost.
+      if constexpr (requires { pool->stats().steals; }) {
+        const std::uint64_t before = pool->stats().steals;
+        body(*pool, n, timer, m);
+        m["steals"] = static_cast<double>(pool->stats().steals - before);
+      } else {
+        body(*pool, n, timer, m);
+      }
+    };
   };
 }
 

@@ -41,7 +41,8 @@ struct queens_board {
   bool can_place(int c) const;
   queens_board with(int c) const;
 };
-std::uint64_t nqueens_expected(int n);  // known counts for n = 1 .. 16
+inline constexpr int nqueens_max_n = 16;  // the CLI accepts n = 1 .. nqueens_max_n
+std::uint64_t nqueens_expected(int n);    // known counts for n = 1 .. 16
 void check_nqueens(int n, std::uint64_t got);
 
 // ---- matmul: divide and conquer C += A·B on square power-of-two matrices --------------------

@@ -157,7 +157,7 @@ class fork_scope {
   template <class T>
   static void require_unstarted(const task<T>& t) {
     if (!t.valid() || t.is_ready()) [[unlikely]]
-      throw std::invalid_argument("pools::coroutines::fork_scope: empty or finished task");
+      detail::throw_invalid_task("pools::coroutines::fork_scope: empty or finished task");
   }
 
   detail::fork_state state_;
