@@ -6,10 +6,12 @@
 // (watchdog), and nothing leaks (LeakSanitizer in the asan preset).
 //
 // this_thread: only the caller's allocations fail (deterministic). any_thread: the workers' too —
-// frames of children forked on a worker, the timer batch, a channel's buffer.
+// frames of children forked on a worker (when_all and fork_scope), the timer batch, a channel's
+// buffer.
 #include <doctest/doctest.h>
 
 #include <pools/coroutines/channel.hpp>
+#include <pools/coroutines/fork_scope.hpp>
 #include <pools/coroutines/sleep.hpp>
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/textbook_pool.hpp>
@@ -51,6 +53,17 @@ pc::task<int> leaf(std::atomic<int>& runs, int v) {
 pc::task<int> fork_two(std::atomic<int>& runs) {
   auto [a, b] = co_await pc::when_all(leaf(runs, 1), leaf(runs, 2));
   co_return a + b;
+}
+
+// The same fork, work-first (fork_scope): the children's frames are made before the scope, and on
+// the textbook pool the parent's continuation goes through enqueue(), which may also fail.
+pc::task<int> fork_two_work_first(std::atomic<int>& runs) {
+  pc::task<int> a = leaf(runs, 1), b = leaf(runs, 2);
+  pc::fork_scope scope;
+  co_await scope.fork(a);
+  co_await scope.call(b);
+  co_await scope.join();
+  co_return co_await std::move(a) + co_await std::move(b);
 }
 
 pc::task<int> nap(pc::thread_pool& pool, std::atomic<int>& runs) {
@@ -137,6 +150,8 @@ TEST_CASE_TEMPLATE("coroutines pools: every operation under allocation failure",
         "schedule", scope, [](Pool& pool, std::atomic<int>& runs) { return hop(pool, runs); }, 42, 1);
     check_sync_wait<Pool>(
         "when_all", scope, [](Pool&, std::atomic<int>& runs) { return fork_two(runs); }, 3, 2);
+    check_sync_wait<Pool>(
+        "fork_scope", scope, [](Pool&, std::atomic<int>& runs) { return fork_two_work_first(runs); }, 3, 2);
     check_sync_wait<Pool>(
         "channel send and receive", scope, [](Pool&, std::atomic<int>& runs) { return pipe(runs); }, 42, 1);
   }
