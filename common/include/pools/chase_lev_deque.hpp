@@ -103,7 +103,7 @@ class chase_lev_deque {
   chase_lev_deque(const chase_lev_deque&) = delete;
   chase_lev_deque& operator=(const chase_lev_deque&) = delete;
 
-  /// Owner only. Never fails: a full ring is replaced by one twice the size.
+  /// Owner only. A full ring is replaced by one twice the size: may throw std::bad_alloc (nothing pushed).
   void push(T value) {
     // relaxed: only the owner writes bottom, so it reads its own latest value.
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);

@@ -66,6 +66,20 @@ pc::task<int> fork_two_work_first(std::atomic<int>& runs) {
   co_return co_await std::move(a) + co_await std::move(b);
 }
 
+// A work-first chain `depth` forks deep: every level leaves its continuation in the worker's deque,
+// so past the deque's first ring (256 slots) a fork's push must grow it, and that allocation may
+// fail too. Returns depth + 1.
+pc::task<int> fork_chain(std::atomic<int>& runs, int depth) {
+  runs.fetch_add(1, std::memory_order_relaxed);
+  if (depth == 0) co_return 1;
+  pc::task<int> child = fork_chain(runs, depth - 1);
+  pc::fork_scope scope;
+  co_await scope.fork(child);
+  co_await scope.join();
+  co_return co_await std::move(child) + 1;
+}
+constexpr int chain_depth = 400;
+
 pc::task<int> nap(pc::thread_pool& pool, std::atomic<int>& runs) {
   co_await pc::sleep_for(pool, 1ms);
   runs.fetch_add(1, std::memory_order_relaxed);
@@ -152,6 +166,10 @@ TEST_CASE_TEMPLATE("coroutines pools: every operation under allocation failure",
         "when_all", scope, [](Pool&, std::atomic<int>& runs) { return fork_two(runs); }, 3, 2);
     check_sync_wait<Pool>(
         "fork_scope", scope, [](Pool&, std::atomic<int>& runs) { return fork_two_work_first(runs); }, 3, 2);
+    check_sync_wait<Pool>(
+        "fork_scope, the deque growing", scope,
+        [](Pool&, std::atomic<int>& runs) { return fork_chain(runs, chain_depth); }, chain_depth + 1,
+        chain_depth + 1);
     check_sync_wait<Pool>(
         "channel send and receive", scope, [](Pool&, std::atomic<int>& runs) { return pipe(runs); }, 42, 1);
   }

@@ -87,16 +87,21 @@ class fork_scope {
       detail::fork_state* s = state;
       c.promise().set_fork(s, parent);
       s->counter().forked();  // plain; published with the parent by the push (release)
-      if (w != nullptr) [[likely]] {
-        w->pool->push_local(*w, parent, /*continuation=*/true);
-      } else {
-        try {
-          other->enqueue(parent);  // may throw std::bad_alloc: then nothing was forked
-        } catch (...) {
-          s->counter().joined_inline();
-          c.promise().set_fork(nullptr, {});
-          throw;
+      // Both ways of publishing the parent may throw std::bad_alloc before anything is published:
+      // the deque's push when its ring is full and must grow (a chain of forks deeper than the
+      // ring), enqueue() when the other pool's queue needs memory. Then nothing was forked: undo
+      // the two lines above, so the scope's count is 0 again and the child is an unstarted task,
+      // and the exception reaches the parent at this co_await (faults_coroutines, "fork_scope").
+      try {
+        if (w != nullptr) [[likely]] {
+          w->pool->push_local(*w, parent, /*continuation=*/true);  // after the push: noexcept
+        } else {
+          other->enqueue(parent);
         }
+      } catch (...) {
+        s->counter().joined_inline();
+        c.promise().set_fork(nullptr, {});
+        throw;
       }
       return c;  // symmetric transfer: the child runs now, on this thread
     }
