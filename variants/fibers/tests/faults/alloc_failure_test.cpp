@@ -5,10 +5,8 @@
 // twice, an accepted fiber runs, the pool still works, the destructor returns (watchdog), and
 // nothing leaks (LeakSanitizer in the asan preset). Both pools with the caller's allocations
 // failing (this_thread); the tuned pool also with every thread's (any_thread), around wakes from
-// outside and sleeps, where its workers allocate. Not the textbook pool with every thread's: its
-// workers allocate a fiber's stack when it first runs, and a failure there still ends the process
-// (variants/fibers/README.md, "Destruction, out of memory, out of threads"). A stack that cannot
-// be mapped: stack_failure_test.cpp.
+// outside and sleeps, where its workers allocate. A stack that cannot be had (the tuned pool's
+// mapping, the textbook pool's allocation on a worker): stack_failure_test.cpp.
 #include <doctest/doctest.h>
 
 #include <pools/fibers/channel.hpp>
