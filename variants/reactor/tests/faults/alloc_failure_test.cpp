@@ -8,8 +8,8 @@
 // timer filed, or a callback installed, by a task on the loop. There the failure goes to
 // pools::report_unhandled_exception, counted here; a watch whose callback could not be
 // installed is undone (the fd can be watched again, and no event of it is left to spin on). The
-// Asio executors: post with the caller's allocations failing, and post, timers, cancel and
-// descriptor waits with every thread's (the last test case).
+// Asio executors: post with the caller's allocations failing, and post, timers, cancel,
+// request_stop and descriptor waits with every thread's (the last test case).
 #include <doctest/doctest.h>
 
 #include <pools/reactor/executor.hpp>
@@ -70,6 +70,34 @@ auto taker(int fd, std::atomic<int>& calls) {
   };
 }
 
+// An operation with the k-th allocation failing, for every k: start(pool, runs) throws
+// std::bad_alloc (refused: nothing runs), or is accepted, and then `expected` counted runs
+// happen, each one or, instead, a loop's report of out of memory.
+template <class Pool, class Start>
+void check_runs_or_reports(const char* what, int expected, pt::alloc_scope start_scope, Start start) {
+  pt::check_allocation_failures(what, [&](std::uint64_t k) {
+    pt::report_counter reports;
+    std::atomic<int> runs{0};
+    bool accepted = false;
+    {
+      Pool pool(threads);
+      {
+        pt::fail_allocation armed(k, start_scope);
+        try {
+          start(pool, runs);
+          accepted = true;
+        } catch (const std::bad_alloc&) {
+        }
+        // Armed until the runs happened, or the loop reported what it could not do.
+        if (accepted) CHECK(eventually([&] { return runs.load() + reports.out_of_memory() == expected; }));
+      }
+      pt::check_still_works(pool);
+    }
+    CHECK(reports.other() == 0);
+    CHECK(runs.load() + reports.out_of_memory() == (accepted ? expected : 0));
+  });
+}
+
 // watch() with the k-th allocation failing (the caller's, or with any_thread also the loop's).
 // Then, with the byte sent while still armed: the callback was called once, or the watch was
 // refused (std::bad_alloc to the caller, or reported by the loop) and the fd can be watched
@@ -115,27 +143,8 @@ TEST_CASE_TEMPLATE("reactor pools: post under allocation failure", Pool, pr::tex
 
 TEST_CASE("reactor textbook_pool: a timer under allocation failure") {
   for (const auto timer_scope : {pt::alloc_scope::this_thread, pt::alloc_scope::any_thread}) {
-    pt::check_allocation_failures("post_after", [&](std::uint64_t k) {
-      pt::report_counter reports;
-      std::atomic<int> runs{0};
-      bool accepted = false;
-      {
-        pr::textbook_pool pool(threads);
-        pt::counted_task t{&runs};
-        {
-          pt::fail_allocation armed(k, timer_scope);
-          try {
-            pool.post_after(1ms, std::move(t));
-            accepted = true;
-          } catch (const std::bad_alloc&) {
-          }
-          // Armed until the timer ran, or the loop reported that it could not file it.
-          if (accepted) CHECK(eventually([&] { return runs.load() + reports.out_of_memory() == 1; }));
-        }
-        pt::check_still_works(pool);
-      }
-      CHECK(reports.other() == 0);
-      CHECK(runs.load() + reports.out_of_memory() == (accepted ? 1 : 0));
+    check_runs_or_reports<pr::textbook_pool>("post_after", 1, timer_scope, [](auto& pool, auto& runs) {
+      pool.post_after(1ms, pt::counted_task{&runs});
     });
   }
 }
@@ -159,50 +168,15 @@ TEST_CASE_TEMPLATE("reactor executors: every thread's allocations failing", Pool
   pt::check_post_allocation_failures<Pool>(threads, any, 8, 505);
 
   // A task that posts another from its reactor thread: the inner post fails there, or runs.
-  pt::check_allocation_failures("post from a task", [](std::uint64_t k) {
-    pt::report_counter reports;
-    std::atomic<int> runs{0};
-    bool accepted = false;
-    {
-      Pool pool(threads);
-      {
-        pt::fail_allocation armed(k, any);
-        try {
-          pool.post([&pool, &runs, t = pt::counted_task{&runs}]() mutable {
-            t();
-            pool.post(pt::counted_task{&runs});  // may throw std::bad_alloc: reported
-          });
-          accepted = true;
-        } catch (const std::bad_alloc&) {
-        }
-        if (accepted) CHECK(eventually([&] { return runs.load() + reports.out_of_memory() == 2; }));
-      }
-      pt::check_still_works(pool);
-    }
-    CHECK(reports.other() == 0);
-    CHECK(runs.load() + reports.out_of_memory() == (accepted ? 2 : 0));
+  check_runs_or_reports<Pool>("post from a task", 2, any, [](Pool& pool, std::atomic<int>& runs) {
+    pool.post([&pool, &runs, t = pt::counted_task{&runs}]() mutable {
+      t();
+      pool.post(pt::counted_task{&runs});  // may throw std::bad_alloc: reported
+    });
   });
-
   // post_after, due soon: it runs once, or post_after threw.
-  pt::check_allocation_failures("post_after", [](std::uint64_t k) {
-    pt::report_counter reports;
-    std::atomic<int> runs{0};
-    bool accepted = false;
-    {
-      Pool pool(threads);
-      {
-        pt::fail_allocation armed(k, any);
-        try {
-          (void)pr::post_after(pool, 1ms, pt::counted_task{&runs});
-          accepted = true;
-        } catch (const std::bad_alloc&) {
-        }
-        if (accepted) CHECK(eventually([&] { return runs.load() + reports.out_of_memory() == 1; }));
-      }
-      pt::check_still_works(pool);
-    }
-    CHECK(reports.other() == 0);
-    CHECK(runs.load() + reports.out_of_memory() == (accepted ? 1 : 0));
+  check_runs_or_reports<Pool>("post_after", 1, any, [](Pool& pool, std::atomic<int>& runs) {
+    (void)pr::post_after(pool, 1ms, pt::counted_task{&runs});
   });
 
   // post_after, due in an hour, then cancel(): the task never runs, and the destructor does not
@@ -226,6 +200,33 @@ TEST_CASE_TEMPLATE("reactor executors: every thread's allocations failing", Pool
       pt::check_still_works(pool);
     }  // returns at once: no timer left
     CHECK(runs.load() == 0);
+  });
+
+  // request_stop() from a task ("safe from inside a task"): per_thread posts a marker to every
+  // io_context, and the drain ends when the last has run. A marker that could not be posted would
+  // leave the drain begun and never ended: the destructor would wait forever (watchdog).
+  pt::check_allocation_failures("request_stop from a task", [](std::uint64_t k) {
+    pt::report_counter reports;
+    std::atomic<int> runs{0};
+    bool accepted = false;
+    {
+      Pool pool(threads);
+      {
+        pt::fail_allocation armed(k, any);
+        try {
+          pool.post([&pool, t = pt::counted_task{&runs}]() mutable {
+            t();
+            pool.request_stop();
+          });
+          accepted = true;
+        } catch (const std::bad_alloc&) {
+        }
+        if (accepted) CHECK(eventually([&] { return pool.stopping() || reports.out_of_memory() == 1; }));
+      }
+      if (!pool.stopping()) pool.request_stop();
+    }  // the drain ends: the destructor returns
+    CHECK(reports.other() == 0);
+    CHECK(runs.load() == (accepted ? 1 : 0));
   });
 
   // A pipe's read end waited on (an Asio stream_descriptor on one of the executor's io_contexts):
