@@ -246,10 +246,17 @@ TEST_CASE_TEMPLATE("reactor executors: every thread's allocations failing", Pool
         {
           pt::fail_allocation armed(k, any);
           try {
-            d.emplace(pool.next_context(), ::dup(p.fd[0]));
+            const int fd = ::dup(p.fd[0]);
+            REQUIRE(fd >= 0);
+            try {
+              d.emplace(pool.next_context(), fd);
+            } catch (...) {
+              ::close(fd);  // not yet the descriptor's to close
+              throw;
+            }
             struct reader {
-              stream_descriptor* d;
-              std::atomic<int>* calls;
+              stream_descriptor* d = nullptr;
+              std::atomic<int>* calls = nullptr;
               std::unique_ptr<int> owned = std::make_unique<int>(1);  // a lost handler leaks it
               void operator()(const boost::system::error_code& ec) {
                 if (ec) return;  // cancelled: the descriptor is closing
