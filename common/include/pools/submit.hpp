@@ -11,6 +11,7 @@
 
 #include <pools/executor.hpp>
 
+#include <exception>
 #include <functional>
 #include <future>
 #include <tuple>
@@ -37,12 +38,20 @@ void fulfil(std::promise<R>& p, F&& fn) noexcept {
 /// std::packaged_task as a pair: {the future, a move-only task that runs fn into its promise}.
 /// Unlike packaged_task, which calls fn INSIDE std::call_once, the task calls fn outside it, so fn
 /// may suspend and end on another thread (a fiber: variants/fibers/textbook_pool.hpp says why).
+/// Called with an exception instead, task(e), it stores e and never calls fn: what a pool does
+/// when it cannot start the task (a fiber without a stack).
 template <class F>
 auto promised_task(F&& fn) {
   std::promise<std::invoke_result_t<std::decay_t<F>&>> p;
   auto future = p.get_future();  // first: the promise moves into the task
   return std::pair(std::move(future),
-                   [p = std::move(p), fn = std::forward<F>(fn)]() mutable { fulfil(p, fn); });
+                   [p = std::move(p), fn = std::forward<F>(fn)](std::exception_ptr failed = nullptr) mutable {
+                     if (failed) {
+                       p.set_exception(failed);
+                     } else {
+                       fulfil(p, fn);
+                     }
+                   });
 }
 
 template <Executor E, class F, class... Args>

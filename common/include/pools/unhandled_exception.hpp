@@ -8,6 +8,7 @@
 #pragma once
 
 #include <exception>
+#include <utility>
 
 namespace pools {
 
@@ -27,6 +28,20 @@ void invoke_reporting(F& f) noexcept {
   } catch (...) {
     report_unhandled_exception(std::current_exception());
   }
+}
+
+/// A move-only task that runs fn through invoke_reporting(). Called with an exception instead,
+/// task(e), it reports e and never calls fn: what a pool does when it cannot start the task (a
+/// fiber without a stack). The fire-and-forget twin of promised_task (pools/submit.hpp).
+template <class F>
+auto reporting_task(F&& fn) {
+  return [fn = std::forward<F>(fn)](std::exception_ptr failed = nullptr) mutable noexcept {
+    if (failed) {
+      report_unhandled_exception(std::move(failed));
+    } else {
+      invoke_reporting(fn);
+    }
+  };
 }
 
 }  // namespace pools

@@ -16,16 +16,7 @@ void unlock_spinlock(context*, void* lock) noexcept {
 struct timed_park {
   waiter* w = nullptr;
   pools::spinlock* lock = nullptr;  // nullptr for a plain sleep
-  timer_queue::node timer;          // the deadline's entry, made before suspending (make_node)
 };
-
-// The timer's entry for a timed wait on a primitive (park_until), whose waiter is already queued
-// there: an exception would leave it queued and dangling, so out of memory for the entry ends the
-// process (noexcept), as it did when arm_timer allocated it. A plain sleep makes its entry before
-// anything refers to it, and throws std::bad_alloc to the sleeper instead (sleep_fiber_until).
-timer_queue::node make_timer_node(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept {
-  return timer_queue::make_node(w, deadline);
-}
 
 // Arms the timer *before* releasing the primitive's lock: a waker that claims the waiter through
 // the primitive then always finds the timer armed, so the woken fiber's cancel() cannot miss it.
@@ -33,7 +24,7 @@ void arm_timer(context*, void* arg) noexcept {
   auto& p = *static_cast<timed_park*>(arg);
   pools::spinlock* lock = p.lock;  // read before add(): after it the timer may fire and resume the fiber
   scheduler& s = *p.w->fiber->owner;
-  const bool earliest = s.timers().add(*p.w, std::move(p.timer));
+  const bool earliest = s.timers().add(*p.w, std::move(p.w->timer_entry));  // made by waiter(deadline)
   if (lock != nullptr) lock->unlock();
   if (earliest) s.timer_armed_earliest();  // a parked worker may be sleeping past the new deadline
 }
@@ -160,7 +151,7 @@ void yield_fiber() {
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
   if (deadline <= clock_now()) return;
-  waiter me;
+  waiter me(deadline);  // may throw std::bad_alloc (its timer's entry): nothing refers to it yet
   if (simulation* sim = me.fiber->owner->simulated()) {
     // A timer of the virtual clock. One thread runs everything, so it can be armed before the
     // switch: nothing can fire it until this step has ended.
@@ -168,7 +159,7 @@ void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
     suspend_current({});
     return;
   }
-  timed_park p{&me, nullptr, timer_queue::make_node(me, deadline)};  // may throw std::bad_alloc
+  timed_park p{&me, nullptr};
   suspend_current({&arm_timer, &p});
   // Only the timer can claim a sleeper, and it has disarmed itself before waking us.
 }
@@ -177,6 +168,13 @@ void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
 
 waiter::waiter() : fiber(current_fiber()) {
   if (fiber == nullptr) parker.emplace();
+}
+
+waiter::waiter(std::chrono::steady_clock::time_point deadline) : waiter() {
+  // A thread waits on its parker's condition variable, a simulated fiber on the virtual clock:
+  // only a fiber of a real pool files an entry in its scheduler's timer queue.
+  if (fiber != nullptr && fiber->owner->simulated() == nullptr)
+    timer_entry = timer_queue::make_node(*this, deadline);
 }
 
 void wake(waiter& w) noexcept {
@@ -219,9 +217,7 @@ bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
       sim->cancel_timer(w);
       return true;
     }
-    // Out of memory for the timer's entry ends the process here (std::terminate: this is called
-    // with w already queued on the primitive, which the exception would leave dangling).
-    timed_park p{&w, l, make_timer_node(w, deadline)};
+    timed_park p{&w, l};  // w.timer_entry, made by waiter(deadline) before w was queued
     suspend_current({&arm_timer, &p});
     if (w.timed_out) return false;
     w.fiber->owner->timers().cancel(w);  // woken by the primitive: the timer must not outlive w

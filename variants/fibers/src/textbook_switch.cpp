@@ -11,13 +11,14 @@
 // run() returns only once the fiber has switched back (or ended), so work() (textbook_pool.hpp)
 // can give it to another thread without it ever running on two at once.
 //
-// Who owns a fiber's stack, and when it is freed: run() mallocs it (256 KiB) the first time the
-// fiber runs, not when it is spawned, so a queued fiber costs a heap node, not a stack. A stack
-// costs address space, not memory: only the pages a fiber touches are backed. No guard page: each
-// would cost a kernel mapping, of which Linux allows ~65,000 per process. The stack lives while
-// the fiber runs or is suspended. When the fiber's function returns, Boost switches to `home` and
-// frees the stack from there (a stack cannot free itself while it is in use); run() then finds
-// `self` empty and deletes the rest of the context.
+// Who owns a fiber's stack, and when it is freed: it is part of the fiber's context (256 KiB),
+// which run() allocates the first time the fiber runs, not when it is spawned, so a queued fiber
+// costs a heap node, not a stack. A stack costs address space, not memory: only the pages a fiber
+// touches are backed. No guard page: each would cost a kernel mapping, of which Linux allows
+// ~65,000 per process. The context lives while the fiber runs or is suspended. When the fiber's
+// function returns, Boost switches to `home`; run() then finds `self` empty and deletes the
+// context, stack and all (a stack cannot free itself while it is in use). Out of memory for it,
+// run() gives the fiber's body the std::bad_alloc instead (textbook_pool.hpp, RESULTS).
 //
 // Sanitizers: the switch_annotations calls tell ASan and TSan about each switch
 // (src/switch_annotations.hpp; they do nothing in other builds). This file is compiled WITHOUT
@@ -27,9 +28,7 @@
 // logic, in the header, stays instrumented: that is what the sanitizers are there to check.
 #include <pools/fibers/textbook_pool.hpp>
 
-#include <boost/context/fiber.hpp>
-#include <boost/context/fixedsize_stack.hpp>
-#include <boost/context/preallocated.hpp>
+#include <boost/context/fiber.hpp>  // with preallocated, the stack a fiber is made on
 
 #include "switch_annotations.hpp"
 
@@ -38,27 +37,39 @@ namespace pools::fibers::textbook_detail {
 namespace bctx = boost::context;
 namespace annotate = switch_annotations;
 
-struct context {
-  bctx::fiber self;  // the fiber's registers while it is suspended (empty while it runs)
-  bctx::fiber home;  // the registers of the worker loop that runs it, while it runs
-  annotate::stack self_stack, home_stack;
+// What Boost calls to free a stack when its fiber returns: nothing, the context owns it.
+struct stack_in_context {
+  static void deallocate(bctx::stack_context& /*stack*/) noexcept {}
+};
+
+// A fiber's stack and the registers of both sides of its switches: one allocation. Made, the
+// function below is ready to start on the stack at the first resume(); it has not started yet.
+// `stack` is left as it is (NOLINT): zeroing 256 KiB would touch, and so back with memory, every page.
+struct context {              // NOLINT(cppcoreguidelines-pro-type-member-init)
+  explicit context(fiber& f)  // NOLINT(cppcoreguidelines-pro-type-member-init)
+      : self(std::allocator_arg, bctx::preallocated(stack + sizeof stack, sizeof stack, {}),
+             stack_in_context{}, [&f, this](bctx::fiber&& from) {  // runs on the new stack
+               annotate::after_switch(self_stack, &home_stack);
+               home = std::move(from);
+               // Takes the task out of f and runs it (it never throws: promised_task and
+               // reporting_task catch); its captures die at the end of the line, on the fiber.
+               std::exchange(f.body, nullptr)(nullptr);
+               annotate::before_switch(nullptr, home_stack);
+               return std::move(home);  // Boost switches back there
+             }) {}
+  std::byte stack[256 * 1024];  // the fiber's stack: never zeroed
+  annotate::stack self_stack = annotate::new_stack(stack, sizeof stack), home_stack;
+  // self: the fiber's registers while it is suspended (empty while it runs); home: the
+  // registers of the worker loop that runs it, while it runs.
+  bctx::fiber self, home;
 };
 
 bool run(fiber& f) {
-  if (f.ctx == nullptr) {  // the first run: a stack, with the function below ready to start on it
-    context& c = *(f.ctx = new context);
-    bctx::fixedsize_stack allocator(256 * 1024);
-    bctx::stack_context stack = allocator.allocate();
-    c.self_stack = annotate::new_stack(static_cast<char*>(stack.sp) - stack.size, stack.size);
-    c.self = bctx::fiber(std::allocator_arg, bctx::preallocated(stack.sp, stack.size, stack), allocator,
-                         [&f, &c = c](bctx::fiber&& home) {  // runs on the new stack
-                           annotate::after_switch(c.self_stack, &c.home_stack);
-                           c.home = std::move(home);
-                           f.body();          // never throws: spawn() catches into the promise
-                           f.body = nullptr;  // the task's captures die here, on the fiber, lock-free
-                           annotate::before_switch(nullptr, c.home_stack);
-                           return std::move(c.home);  // Boost switches there and frees this stack there
-                         });
+  // The first run makes the context. Out of memory there, no caller waits: the fiber's result
+  // (or the report of a posted one) says why, and the fiber ends, unrun.
+  if (f.ctx == nullptr && (f.ctx = new (std::nothrow) context(f)) == nullptr) {
+    f.body(std::make_exception_ptr(std::bad_alloc()));
+    return false;
   }
   context& c = *f.ctx;
   current = &f;
@@ -68,7 +79,7 @@ bool run(fiber& f) {
   current = nullptr;
   if (c.self) return true;  // suspended: c.self holds its registers
   annotate::end_stack(c.self_stack);
-  delete std::exchange(f.ctx, nullptr);  // ended: its stack is already freed
+  delete std::exchange(f.ctx, nullptr);  // ended: its stack goes with it
   return false;
 }
 

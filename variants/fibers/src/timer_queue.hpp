@@ -22,9 +22,9 @@ class timer_queue {
 
   using node = timer_map::node_type;
 
-  /// The timer's entry for `w`, made by the fiber before it suspends, where std::bad_alloc can
-  /// still reach its caller: add() runs in a post-switch action (noexcept), and inserting a node
-  /// that exists allocates nothing.
+  /// The timer's entry for `w`, made by the fiber before it suspends (waiter(deadline), before the
+  /// waiter is queued anywhere), where std::bad_alloc can still reach its caller: add() runs in a
+  /// post-switch action (noexcept), and inserting a node that exists allocates nothing.
   static node make_node(waiter& w, clock::time_point deadline) {
     timer_map one;
     one.emplace(deadline, &w);

@@ -4,6 +4,8 @@
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
+#include <cstddef>
+#include <new>
 #include <string>
 
 namespace pools::reactor {
@@ -11,7 +13,37 @@ namespace pools::reactor {
 executor_stopped::executor_stopped()
     : std::runtime_error("pools::reactor::executor: stopped, no longer accepting work from outside") {}
 
+// Room for one marker's operation: Asio's executor_op around the marker lambda (a few pointers).
+constexpr std::size_t marker_slot_size = 128;
+struct executor::marker_slot {
+  alignas(std::max_align_t) std::byte bytes[marker_slot_size];
+};
+
 namespace {
+
+// The allocator request_stop() hands Asio with each marker: Asio builds the marker's operation in
+// the marker's slot instead of on the heap, and frees nothing (the slot goes with the executor).
+// A slot is used once: request_stop() posts its markers once.
+template <class T>
+struct slot_allocator {
+  using value_type = T;
+  void* slot;
+
+  explicit slot_allocator(void* s) noexcept : slot(s) {}
+  template <class U>
+  slot_allocator(const slot_allocator<U>& other) noexcept : slot(other.slot) {}  // implicit: Asio rebinds it
+  T* allocate(std::size_t n) {
+    static_assert(sizeof(T) <= marker_slot_size, "a marker's operation no longer fits its slot");
+    static_assert(alignof(T) <= alignof(std::max_align_t), "a marker's operation needs more alignment");
+    if (n != 1) throw std::bad_alloc();
+    return static_cast<T*>(slot);
+  }
+  void deallocate(T* /*p*/, std::size_t /*n*/) noexcept {}
+  template <class U>
+  bool operator==(const slot_allocator<U>& other) const noexcept {
+    return slot == other.slot;
+  }
+};
 
 // An exception escaping a handler unwinds out of run(). Asio leaves the io_context consistent
 // (its scheduler's cleanup guards return the work count and the thread's private queue), and
@@ -40,6 +72,7 @@ executor::executor(std::size_t threads, reactor::strategy s) : strategy_(s), thr
   const int hint = s == strategy::per_thread ? 1 : static_cast<int>(threads);
   contexts_.reserve(contexts);
   work_.reserve(contexts);
+  marker_slots_ = std::make_unique<marker_slot[]>(contexts);
   for (std::size_t i = 0; i < contexts; ++i) {
     contexts_.push_back(std::make_unique<context_type>(hint));
     work_.push_back(boost::asio::make_work_guard(*contexts_.back()));
@@ -116,8 +149,13 @@ void executor::request_stop() {
     return;
   }
   markers_left_.store(contexts_.size(), std::memory_order_relaxed);  // published by the posts
-  for (const auto& ctx : contexts_) {
-    boost::asio::post(*ctx, [this] {
+  for (std::size_t i = 0; i < contexts_.size(); ++i) {
+    // Built in the i-th slot (slot_allocator): this post cannot fail for lack of memory, so every
+    // context gets its marker, and the drain that stopping_ began always ends.
+    const auto never_blocking =
+        boost::asio::require(contexts_[i]->get_executor(), boost::asio::execution::blocking.never,
+                             boost::asio::execution::allocator(slot_allocator<void>(&marker_slots_[i])));
+    never_blocking.execute([this] {
       // acq_rel: the last marker must see every other marker's context as quiesced.
       if (markers_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) release_work();
     });

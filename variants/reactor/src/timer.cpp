@@ -3,6 +3,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <new>
+
 namespace pools::reactor {
 
 bool timer_handle::cancel() {
@@ -16,7 +18,17 @@ bool timer_handle::cancel() {
   // one-hour timer must not hold stop() for an hour. Timer objects are not thread-safe, so the
   // cancel runs as a handler on the timer's own executor. The io_context is still running:
   // having won the exchange, the wait handler has not run yet, so its work is still counted.
-  boost::asio::post(state->timer.get_executor(), [state] { state->timer.cancel(); });
+  try {
+    boost::asio::post(state->timer.get_executor(), [state] { state->timer.cancel(); });
+  } catch (const std::bad_alloc&) {
+    // No memory for that handler. Undo the claim if the wait has not seen it: then nothing has
+    // changed, and the caller learns why (the timer stays, and will run). If the wait completed in
+    // between, it saw our claim and dropped the task: cancelled, and nothing is left to wake.
+    expected = detail::timer_state::cancelled;
+    if (state->phase.compare_exchange_strong(expected, detail::timer_state::pending,
+                                             std::memory_order_acq_rel))
+      throw;
+  }
   return true;
 }
 

@@ -5,13 +5,14 @@
 // twice, an accepted fiber runs, the pool still works, the destructor returns (watchdog), and
 // nothing leaks (LeakSanitizer in the asan preset). Both pools with the caller's allocations
 // failing (this_thread); the tuned pool also with every thread's (any_thread), around wakes from
-// outside and sleeps, where its workers allocate. Not the textbook pool with every thread's: its
-// workers allocate a fiber's stack when it first runs, and a failure there still ends the process
-// (variants/fibers/README.md, "Destruction, out of memory, out of threads"). A stack that cannot
-// be mapped: stack_failure_test.cpp.
+// outside, sleeps and timed waits, where its workers allocate. A stack that cannot be had (the
+// tuned pool's mapping, the textbook pool's allocation on a worker): stack_failure_test.cpp.
 #include <doctest/doctest.h>
 
 #include <pools/fibers/channel.hpp>
+#include <pools/fibers/condition_variable.hpp>
+#include <pools/fibers/future.hpp>
+#include <pools/fibers/mutex.hpp>
 #include <pools/fibers/textbook_pool.hpp>
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
@@ -134,8 +135,65 @@ void check_sleepers(std::uint64_t k) {
   CHECK(runs.load() >= values);
 }
 
+// Timed waits: condition_variable::wait_for and future::wait_for, each timing out or woken. On a
+// fiber, each makes its timer's entry (waiter(deadline)) before it queues itself on the primitive,
+// and the wait throws std::bad_alloc when it cannot; a wait that does start ends, woken or timed out.
+void check_timed_waits(std::uint64_t k) {
+  int outcomes = 0, failed = 0, spawned = 0;
+  {
+    pfb::thread_pool pool(threads);
+    pfb::mutex m;
+    pfb::condition_variable never_notified, notified;
+    bool go = false;                   // guarded by m
+    pfb::promise<int> never_set, set;  // their futures: one times out, one is woken
+    pfb::future<int> times_out = never_set.get_future(), woken = set.get_future();
+    std::vector<pfb::join_handle<bool>> handles;
+    handles.reserve(4);
+    {
+      pt::fail_allocation armed(k, pt::alloc_scope::any_thread);
+      const auto spawn = [&](auto fn) {
+        ++spawned;
+        try {
+          handles.push_back(pool.spawn(std::move(fn)));
+        } catch (const std::bad_alloc&) {
+          ++failed;
+        }
+      };
+      spawn([&] {
+        std::unique_lock lock(m);
+        return never_notified.wait_for(lock, 1ms) == std::cv_status::timeout;
+      });
+      spawn([&] {
+        std::unique_lock lock(m);
+        return notified.wait_for(lock, 10s, [&] { return go; });  // false: a lost notify
+      });
+      spawn([&] { return times_out.wait_for(1ms) == std::future_status::timeout; });
+      spawn([&] { return woken.wait_for(10s) == std::future_status::ready; });
+      std::this_thread::sleep_for(2ms);  // most waits have started: the notifies below wake them
+      {
+        std::unique_lock lock(m);
+        go = true;
+      }
+      notified.notify_all();
+      set.set_value(1);
+      for (auto& h : handles) {
+        try {
+          const bool as_expected = h.join();  // timed out, or woken, as the wait says it was
+          CHECK(as_expected);
+          ++outcomes;
+        } catch (const std::bad_alloc&) {  // spawn's fiber refused, or its wait's timer entry
+          ++failed;
+        }
+      }
+    }
+    pt::check_still_works(pool);
+  }
+  CHECK(outcomes + failed == spawned);
+}
+
 TEST_CASE("fibers thread_pool: every thread's allocations failing") {
   pt::check_allocation_failures("sleepers", check_sleepers);
+  pt::check_allocation_failures("timed waits", check_timed_waits);
   pt::check_allocation_failures("outside wakes", check_outside_wakes);
   pt::check_post_allocation_failures<pfb::thread_pool>(threads, pt::alloc_scope::any_thread);
   pt::check_post_allocation_failures<pfb::thread_pool>(threads, pt::alloc_scope::any_thread, 8, 60);

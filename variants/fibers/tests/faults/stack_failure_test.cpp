@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <pools/fibers/channel.hpp>
+#include <pools/fibers/textbook_pool.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/testing/fault_loop.hpp>
 #include <pools/testing/report_counter.hpp>
@@ -140,4 +141,60 @@ TEST_CASE("fibers thread_pool: the k-th stack mapping fails") {
   pt::check_mmap_failures("spawn and join", spawn_join);
   pt::check_mmap_failures("post", post);
   pt::check_mmap_failures("channel receivers", channel_receivers);
+}
+
+// The textbook pool allocates a fiber's context, stack and all (256 KiB), on the worker that
+// first runs it: with every thread's k-th allocation failing, that one too. In these cases it is
+// the workers' only allocation (a fiber joined from a plain thread wakes no joiner on a worker).
+TEST_CASE("fibers textbook_pool: a fiber whose stack cannot be allocated") {
+  using pool_type = pfb::textbook_pool;
+  pt::check_allocation_failures("spawn and join (every thread's allocations)", [](std::uint64_t k) {
+    std::atomic<int> runs{0};
+    int values = 0, failed = 0;
+    {
+      pool_type pool(threads);
+      {
+        pt::fail_allocation armed(k, pt::alloc_scope::any_thread);
+        try {
+          auto h = pool.spawn([t = pt::counted_task{&runs}]() mutable {
+            t();
+            return 42;
+          });
+          const int v = h.join();
+          CHECK(v == 42);
+          ++values;
+        } catch (const std::bad_alloc&) {  // from spawn (the caller's), or from join (the worker's)
+          ++failed;
+        }
+      }
+      pt::check_still_works(pool);
+    }
+    CHECK(values + failed == 1);
+    CHECK(runs.load() == values);
+  });
+  pt::check_allocation_failures("post (every thread's allocations)", [](std::uint64_t k) {
+    constexpr int tasks = 4;
+    pt::report_counter reports;
+    std::atomic<int> runs{0};
+    int accepted = 0;
+    const auto settled = [&] { return runs.load() + reports.out_of_memory() == accepted; };
+    {
+      pool_type pool(threads);
+      {
+        pt::fail_allocation armed(k, pt::alloc_scope::any_thread);
+        for (int i = 0; i < tasks; ++i) {
+          try {
+            pool.post(pt::counted_task{&runs});
+            ++accepted;
+          } catch (const std::bad_alloc&) {
+          }
+        }
+        const auto deadline = std::chrono::steady_clock::now() + pt::fault_patience;
+        while (!settled() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      }
+      pt::check_still_works(pool);
+    }
+    CHECK(reports.other() == 0);
+    CHECK(settled());  // each accepted task ran once, or was reported and never ran
+  });
 }

@@ -55,12 +55,12 @@ class condition_variable {
   template <class Clock, class Duration>
   std::cv_status wait_until(std::unique_lock<mutex>& lock,
                             const std::chrono::time_point<Clock, Duration>& deadline) {
-    detail::waiter me;
+    const auto until = detail::to_steady(deadline);
+    detail::waiter me(until);  // may throw std::bad_alloc, before `me` is queued or `lock` released
     std::unique_lock guard(guard_);
     waiters_.push_back(me);
     lock.unlock();
-    const bool notified =
-        detail::park_until(me, guard, detail::to_steady(deadline), "condition_variable", this);
+    const bool notified = detail::park_until(me, guard, until, "condition_variable", this);
     if (!notified) {
       std::lock_guard again(guard_);
       waiters_.erase(me);  // still queued unless a notify popped it and lost the claim to the timer

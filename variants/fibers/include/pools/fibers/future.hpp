@@ -67,9 +67,10 @@ class shared_state {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
+    if (ready()) return true;
+    waiter me(deadline);  // may throw std::bad_alloc; made outside the spinlock: it allocates
     std::unique_lock guard(guard_);
     if (ready_) return true;
-    waiter me;
     waiters_.push_back(me);
     if (park_until(me, guard, deadline, "future", this)) return true;
     std::lock_guard again(guard_);

@@ -28,8 +28,11 @@
 // may end on another thread; GCC on arm64 reads the thread pointer once per function, so
 // call_once then clears the FIRST thread's copy, maybe under a call_once that thread runs for
 // another fiber: a SIGSEGV (docs/reliability.md, "Platforms").
-// post() is a spawn nobody joins, of a function that hands any exception to
-// pools::report_unhandled_exception.
+// post() starts a fiber nobody joins, of a function that hands any exception to
+// pools::report_unhandled_exception (pools::reporting_task). A fiber's stack is allocated by the
+// worker that first runs it, where no caller waits: out of memory there, the worker hands
+// std::bad_alloc to the fiber's body instead of running it — into the promise, which join()
+// rethrows, or, posted, to report_unhandled_exception — and the fiber ends.
 //
 // Rules of the road:
 //  * Destruction drains: it returns once every fiber has ended, including ones started while it
@@ -57,16 +60,17 @@
 
 namespace pools::fibers {
 
-class textbook_pool;
-
 namespace textbook_detail {
 
 struct context;  // a fiber's stack and saved registers (src/textbook_switch.cpp)
 
 // One fiber. Shared by the pool (while queued, running or suspended) and by its handle.
 struct fiber {
-  unique_function<void()> body;  // the task; destroyed on the fiber when it returns
-  textbook_pool* pool;
+  // The task, run as body(nullptr); destroyed on the fiber when it returns. Or, when the fiber
+  // cannot start (no memory for its stack), body(e) on the worker: e goes to the result, or is
+  // reported (promised_task, reporting_task).
+  unique_function<void(std::exception_ptr)> body;
+  const void* pool;                 // the pool that runs it, as an identity: join() compares it
   context* ctx = nullptr;           // made when the fiber first runs, freed when it ends
   fiber* awaiting = nullptr;        // the fiber it joins: written by join(), read by work()
   bool done = false;                // guarded by the pool's mutex: it has ended
@@ -120,17 +124,13 @@ class textbook_pool {
   template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
   handle<R> spawn(F&& fn) {
     auto [future, task] = promised_task(std::forward<F>(fn));  // (pools/submit.hpp)
-    handle<R> h{std::move(future),
-                std::shared_ptr<textbook_detail::fiber>(new textbook_detail::fiber{std::move(task), this})};
-    std::lock_guard lock(mutex_);
-    make_ready(h.fiber);
-    return h;
+    return {std::move(future), start(std::move(task))};
   }
 
   /// pools::Executor: runs fn() once as a fiber; an exception goes to report_unhandled_exception.
   template <class F>
   void post(F&& fn) {
-    (void)spawn([fn = std::forward<F>(fn)]() mutable { pools::invoke_reporting(fn); });
+    (void)start(pools::reporting_task(std::forward<F>(fn)));
   }
 
   /// In a fiber: go to the back of the run queue, behind every fiber ready now. Elsewhere: no-op.
@@ -148,6 +148,13 @@ class textbook_pool {
   // another fiber, which it would then suspend from the wrong stack. (GCC on x86-64 re-reads the
   // thread pointer at each access; on arm64 it reads it once: docs/reliability.md, "Platforms".)
   [[gnu::noinline]] static textbook_detail::fiber* running() noexcept { return textbook_detail::current; }
+
+  std::shared_ptr<textbook_detail::fiber> start(unique_function<void(std::exception_ptr)> body) {
+    std::shared_ptr<textbook_detail::fiber> f(new textbook_detail::fiber{std::move(body), this});
+    std::lock_guard lock(mutex_);
+    make_ready(f);
+    return f;
+  }
 
   // With mutex_ held. One notify per ready fiber, so no fiber waits while a worker sleeps.
   void make_ready(std::shared_ptr<textbook_detail::fiber> f) {

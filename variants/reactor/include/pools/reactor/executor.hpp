@@ -26,7 +26,8 @@
 // Stopping and destruction (the pools::Executor contract, rule 3):
 //   request_stop()  stops accepting work from outside and returns at once. Tasks already
 //                   accepted keep running, and tasks they post are accepted (a drain must not
-//                   cut a chain of callbacks in half). Safe from inside a task.
+//                   cut a chain of callbacks in half). Safe from inside a task. Allocates
+//                   nothing (the constructor reserves its markers' memory), so it cannot fail.
 //   stop()          request_stop(), then waits until every io_context has run out of work and
 //                   joins the threads. Idempotent; callable from several threads.
 //   ~executor()     stop().
@@ -199,7 +200,11 @@ class executor {
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> markers_left_{0};  // per_thread drain: contexts not yet quiescent
-  std::mutex join_mutex_;                     // serialises concurrent stop() calls' joins
+  // Memory for request_stop()'s markers, one per io_context, reserved by the constructor: posting
+  // them then allocates nothing, so out of memory cannot leave a drain begun but never ended.
+  struct marker_slot;
+  std::unique_ptr<marker_slot[]> marker_slots_;
+  std::mutex join_mutex_;  // serialises concurrent stop() calls' joins
 };
 
 /// per_thread strategy, constructible from a thread count (registered with the conformance suite).

@@ -48,7 +48,8 @@ class timer_handle {
 
   /// Prevents the task from running, if it has not started yet: true if this call prevented it
   /// (the task is then destroyed without running, soon, on its reactor thread), false if it
-  /// already ran or started, was cancelled before, or the handle is empty. Thread-safe.
+  /// already ran or started, was cancelled before, or the handle is empty. Thread-safe. Out of
+  /// memory (for the handler that wakes the wait early): std::bad_alloc, and nothing changed.
   bool cancel();
   /// True while the task is scheduled and neither run nor cancelled.
   bool pending() const noexcept;

@@ -65,6 +65,11 @@ using timer_map = std::multimap<std::chrono::steady_clock::time_point, waiter*>;
 struct waiter {
   /// Binds to the calling fiber, or prepares a parker when the caller is not a fiber.
   waiter();
+  /// The same, for a timed wait (park_until, a sleep) until `deadline`: on a fiber of a real pool
+  /// it also makes the entry the timer queue will hold for it (`timer_entry`). That allocates, so
+  /// it happens here, before the waiter is queued anywhere: std::bad_alloc reaches the caller with
+  /// nothing to undo. Arming the timer later, after the fiber has switched away, cannot throw.
+  explicit waiter(std::chrono::steady_clock::time_point deadline);
   waiter(const waiter&) = delete;
   waiter& operator=(const waiter&) = delete;
 
@@ -80,6 +85,7 @@ struct waiter {
   bool timed_out = false;    // set by the timer before it wakes the waiter
   bool timer_armed = false;  // guarded by the timer queue's lock
   timer_map::iterator timer_position{};
+  timer_map::node_type timer_entry{};  // made by the timed constructor; moved into the timer queue
 };
 
 /// An intrusive FIFO of waiters; every operation requires the owning primitive's lock.
@@ -155,8 +161,10 @@ inline void wake_all(waiter* list) noexcept {
 /// (pools/fibers/simulated.hpp); a real pool ignores them.
 void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, const void* object);
 
-/// park() with a deadline. Returns true when woken by the primitive, false on timeout; on
-/// timeout the caller must re-take its lock and erase `w` from its queue (it may still be linked).
+/// park() with a deadline, for a waiter made with it (waiter(deadline)). Returns true when woken
+/// by the primitive, false on timeout; on timeout the caller must re-take its lock and erase `w`
+/// from its queue (it may still be linked). Never throws on a real pool: what it allocates was
+/// allocated by waiter(deadline).
 bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
                 std::chrono::steady_clock::time_point deadline, const char* what, const void* object);
 
