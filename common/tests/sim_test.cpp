@@ -142,6 +142,15 @@ TEST_CASE("a cancelled timer does not fire") {
   CHECK(s.now() == sim::virtual_clock::time_point{});
 }
 
+TEST_CASE("a timer for a task that does not exist is refused when it is set, not when it fires") {
+  sim::scheduler s(sim::make_strategy("random"), 1);
+  const sim::task_id t = s.new_task("t");
+  CHECK_THROWS_WITH_AS(s.at(sim::virtual_clock::time_point{} + 5s, t + 1, [] {}),
+                       "pools::sim::scheduler::at(): no task 1 (1 tasks)", std::out_of_range);
+  s.run();  // nothing was queued
+  CHECK(s.now() == sim::virtual_clock::time_point{});
+}
+
 TEST_CASE("virtual_clock::now() outside a run says so") {
   CHECK_THROWS_AS(sim::virtual_clock::now(), std::logic_error);
 }

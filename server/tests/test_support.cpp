@@ -130,7 +130,7 @@ void driver::send(std::string_view input, std::size_t step) {
     const auto buffer = conn.read_buffer();
     REQUIRE(!buffer.empty());
     const std::size_t n = std::min({input.size(), step, buffer.size()});
-    std::copy_n(input.data(), n, buffer.data());
+    std::copy_n(input.begin(), n, buffer.begin());
     conn.commit(n);
     input.remove_prefix(n);
     pump();

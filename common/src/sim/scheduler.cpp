@@ -89,7 +89,10 @@ void scheduler::ready(task_id t, unique_function<void()> step) {
 
 scheduler::timer_id scheduler::at(virtual_clock::time_point deadline, task_id t,
                                   unique_function<void()> step) {
-  (void)tasks_.at(t);  // a bad task id fails here, not when the timer fires
+  // A bad task id fails here, where the caller can see it, not when the timer fires.
+  if (t >= tasks_.size())
+    throw std::out_of_range(
+        fmt::format("pools::sim::scheduler::at(): no task {} ({} tasks)", t, tasks_.size()));
   const timer_id id = next_timer_++;
   timers_.emplace(std::pair{deadline, id}, item{t, std::move(step)});
   timer_deadlines_.emplace(id, deadline);

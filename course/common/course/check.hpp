@@ -29,30 +29,33 @@ namespace course {
 class report {
  public:
   explicit report(std::string exercise) : exercise_(std::move(exercise)) {
-    std::cout << "== exercise " << exercise_ << std::endl;
+    // Every line out at once (unitbuf: a flush after each output): the student's code runs
+    // between two lines and can crash, and a line still in the buffer would be lost with it.
+    std::cout << std::unitbuf;
+    std::cout << "== exercise " << exercise_ << '\n';
   }
 
   /// One requirement: prints "ok" or "FAIL" and the text; remembers a failure.
   bool require(bool met, const std::string& what) {
-    std::cout << (met ? "  ok    " : "  FAIL  ") << what << std::endl;
+    std::cout << (met ? "  ok    " : "  FAIL  ") << what << '\n';
     if (!met) failures_.push_back(what);
     return met;
   }
 
   /// A line that is information, not a requirement (timings, explanations).
-  void note(const std::string& what) { std::cout << "  note  " << what << std::endl; }
+  void note(const std::string& what) { std::cout << "  note  " << what << '\n'; }
 
   bool failed() const { return !failures_.empty(); }
 
   /// Prints the verdict; the exit status for main: 0 on PASS, 1 on FAIL.
   int finish() const {
     if (failures_.empty()) {
-      std::cout << "PASS: exercise " << exercise_ << std::endl;
+      std::cout << "PASS: exercise " << exercise_ << '\n';
       return 0;
     }
     std::cout << "FAIL: exercise " << exercise_ << " (" << failures_.size() << " requirement"
-              << (failures_.size() == 1 ? "" : "s") << " not met):" << std::endl;
-    for (const auto& f : failures_) std::cout << "  - " << f << std::endl;
+              << (failures_.size() == 1 ? "" : "s") << " not met):" << '\n';
+    for (const auto& f : failures_) std::cout << "  - " << f << '\n';
     return 1;
   }
 
@@ -84,9 +87,8 @@ class deadline {
   void watch(std::chrono::seconds limit) {
     std::unique_lock lock(mutex_);
     if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-    std::cout << "  FAIL  " << step_ << ": not finished after " << limit.count() << " s — " << why_
-              << std::endl;
-    std::cout << "FAIL: the check gave up (a hang); fix this step first" << std::endl;
+    std::cout << "  FAIL  " << step_ << ": not finished after " << limit.count() << " s — " << why_ << '\n';
+    std::cout << "FAIL: the check gave up (a hang); fix this step first" << '\n';
     std::fflush(nullptr);
     // Not exit(): static destructors could wait for the hung threads. The status is a failure.
     std::_Exit(1);

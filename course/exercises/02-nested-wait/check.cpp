@@ -171,7 +171,7 @@ int main() {
   // A backstop for everything run() cannot see (the calling thread itself stuck in your code).
   course::deadline whole("the whole check", 240s, "a call into nested_wait.hpp that never returned");
 
-  std::cout << "-- the problem: fib_blocking waits inside tasks (not graded)" << std::endl;
+  std::cout << "-- the problem: fib_blocking waits inside tasks (not graded)" << '\n';
   {
     const outcome o = run(2, [](blocking_pool& pool, std::shared_ptr<std::promise<long>> answer) {
       pool.post([&pool, answer] { answer->set_value(exercise::fib_blocking(pool, 12)); });
@@ -186,7 +186,7 @@ int main() {
   const int sizes[] = {0, 1, 2, 10, 20};
   const std::size_t thread_counts[] = {1, 2, 4};
 
-  std::cout << "-- fix 1: help_while_waiting (the root runs in a task, like a request handler)" << std::endl;
+  std::cout << "-- fix 1: help_while_waiting (the root runs in a task, like a request handler)" << '\n';
   bool fix1 = true;
   for (std::size_t threads : thread_counts) {
     for (int n : sizes) {
@@ -211,7 +211,7 @@ int main() {
   }
   if (fix1) report.require(true, "fix 1: fib_helping is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
 
-  std::cout << "-- fix 2: fib_continuation (no task waits)" << std::endl;
+  std::cout << "-- fix 2: fib_continuation (no task waits)" << '\n';
   bool fix2 = true;
   for (std::size_t threads : thread_counts) {
     for (int n : sizes) {

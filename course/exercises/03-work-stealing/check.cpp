@@ -313,11 +313,11 @@ void timing(course::report& report) {
 
 int main() {
   course::report report("03-work-stealing");
-  std::cout << "-- correctness" << std::endl;
+  std::cout << "-- correctness" << '\n';
   for (std::size_t threads : {1, 2, 4}) correctness(report, threads);
-  std::cout << "-- stealing" << std::endl;
+  std::cout << "-- stealing" << '\n';
   stealing(report);
-  std::cout << "-- timing" << std::endl;
+  std::cout << "-- timing" << '\n';
   timing(report);
   return report.finish();
 }

@@ -140,7 +140,7 @@ struct last_element_test : rl::test_suite<last_element_test, 2> {
 
 template <class Test>
 void scenario(course::report& report, const std::string& name, rl::iteration_t iterations) {
-  std::cout << "-- " << name << ": " << iterations << " random schedules" << std::endl;
+  std::cout << "-- " << name << ": " << iterations << " random schedules" << '\n';
   course::deadline limit(name, std::chrono::seconds(120),
                          "Relacy explores a bounded number of schedules; a schedule that never ends is a "
                          "loop that waits for something no thread will do (did the algorithm change?)");

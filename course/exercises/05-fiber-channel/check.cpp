@@ -102,7 +102,7 @@ std::vector<std::vector<std::atomic<int>>> make_counts(int producers, int per_pr
 }
 
 void threads_part(course::report& report) {
-  std::cout << "-- threads" << std::endl;
+  std::cout << "-- threads" << '\n';
   {
     course::deadline limit("3 producer and 3 consumer threads", 60s,
                            "a lost wake-up: a waiter no one notifies (after a send, a recv, or close)");
@@ -346,12 +346,12 @@ int main() {
   // A backstop for what the parts cannot see (the calling thread itself stuck in your code).
   course::deadline whole("the whole check", 180s, "a call into bounded_channel.hpp that never returned");
   threads_part(report);
-  std::cout << "-- fibers" << std::endl;
+  std::cout << "-- fibers" << '\n';
   fibers_part(report, 1, 8, 8);
   fibers_part(report, 2, 16, 16);
-  std::cout << "-- a waiting fiber is parked" << std::endl;
+  std::cout << "-- a waiting fiber is parked" << '\n';
   idle_part(report);
-  std::cout << "-- a plain thread and fibers" << std::endl;
+  std::cout << "-- a plain thread and fibers" << '\n';
   mixed_part(report);
   const int status = report.finish();
   if (abandoned_a_pool) {

@@ -115,7 +115,7 @@ void echo_and_kick(course::report& report) {
 
   current_step = "kick: the server kicked an idle session and its aborted read handler ran";
   std::cout << "-- kick: the server drops an idle session whose read is pending; then its handler runs"
-            << std::endl;
+            << '\n';
   server.kick(id);
   run_ready(io);  // the read's handler runs now, with operation_aborted
   const auto alive = echo_server::sessions_alive();

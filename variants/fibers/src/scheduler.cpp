@@ -199,7 +199,7 @@ void scheduler::schedule(fiber_record* f) noexcept {
       notify_one_if_sleeping();
       return;
     }
-  } catch (...) {  // std::bad_alloc: queued below instead
+  } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory, f is queued below instead
   }
   inject(item_of(f), false);
 }
@@ -304,7 +304,7 @@ std::uintptr_t scheduler::pop_injected(worker& w) {
       w.deque.push(injected_.front());
       injected_.pop_front();
     }
-  } catch (...) {  // std::bad_alloc: the rest stays in the injection queue
+  } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory, the rest stays in the injection queue
   }
   injected_size_.store(injected_.size() + overflow_size_, std::memory_order_relaxed);
   POOLS_TRACE_QUEUE_DEPTH(this, injected_.size());

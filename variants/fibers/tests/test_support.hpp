@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -86,6 +87,11 @@ class reported_exceptions {
     } catch (const std::exception& ex) {
       if (expected() == ex.what()) count().fetch_add(1);
     } catch (...) {
+      // Not counted, but not lost either: said on stderr, as the default handler would.
+      std::fputs(
+          "fibers_test::reported_exceptions: a reported exception that is not a std::exception (not "
+          "counted)\n",
+          stderr);
     }
   }
   pools::unhandled_exception_handler previous_;

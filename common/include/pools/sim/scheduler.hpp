@@ -84,7 +84,8 @@ class scheduler {
 
   /// A timer's number, for cancel().
   using timer_id = std::uint64_t;
-  /// Queues `step` as a step of task t once the virtual clock reaches `deadline`.
+  /// Queues `step` as a step of task t once the virtual clock reaches `deadline`. Throws
+  /// std::out_of_range if there is no task t.
   timer_id at(virtual_clock::time_point deadline, task_id t, unique_function<void()> step);
   /// Removes a pending timer; false when it already fired or was cancelled.
   bool cancel(timer_id id);

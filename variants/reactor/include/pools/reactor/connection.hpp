@@ -92,8 +92,6 @@ class connection : public std::enable_shared_from_this<Derived> {
   const executor_type& get_executor() const noexcept { return executor_; }
 
  protected:
-  explicit connection(executor_type ex) : executor_(std::move(ex)) {}
-  connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
   ~connection() = default;  // protected, non-virtual: destroyed only as the Derived it is
 
@@ -133,6 +131,12 @@ class connection : public std::enable_shared_from_this<Derived> {
   }
 
  private:
+  // Private, and Derived a friend: only Derived can construct a connection<Derived>, so
+  // `class a : connection<b>` (whose self() would hand out a b that is not there) does not compile.
+  friend Derived;
+  explicit connection(executor_type ex) : executor_(std::move(ex)) {}
+  connection(const connection&) = delete;
+
   executor_type executor_;
 };
 

@@ -27,12 +27,16 @@ class counted {
   static std::int64_t live() noexcept { return live_.load(std::memory_order_relaxed); }
 
  protected:
-  counted() noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
-  counted(const counted&) noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
   counted& operator=(const counted&) noexcept = default;
   ~counted() { live_.fetch_sub(1, std::memory_order_relaxed); }
 
  private:
+  // Private, and T a friend: only T can construct a counted<T>, so `class a : counted<b>` (a
+  // copy-paste slip that would count a's objects as b's) does not compile.
+  friend T;
+  counted() noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
+  counted(const counted&) noexcept { live_.fetch_add(1, std::memory_order_relaxed); }
+
   static inline std::atomic<std::int64_t> live_{0};
 };
 
