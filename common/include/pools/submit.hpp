@@ -47,7 +47,7 @@ auto promised_task(F&& fn) {
   return std::pair(std::move(future),
                    [p = std::move(p), fn = std::forward<F>(fn)](std::exception_ptr failed = nullptr) mutable {
                      if (failed) {
-                       p.set_exception(failed);
+                       p.set_exception(std::move(failed));
                      } else {
                        fulfil(p, fn);
                      }

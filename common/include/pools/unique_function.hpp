@@ -79,6 +79,8 @@ class unique_function<R(Args...)> {
   explicit operator bool() const noexcept { return vtable_ != nullptr; }
 
   /// Calls the target. Throws std::bad_function_call when empty (one predictable branch).
+  /// Args by value, as the signature R(Args...) says (std::function's too): each is forwarded on.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): a by-value Args is moved, not read
   R operator()(Args... args) {
     if (vtable_ == nullptr) throw std::bad_function_call();
     return vtable_->invoke(&storage_, std::forward<Args>(args)...);

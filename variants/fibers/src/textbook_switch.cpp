@@ -67,6 +67,7 @@ struct context {              // NOLINT(cppcoreguidelines-pro-type-member-init)
 bool run(fiber& f) {
   // The first run makes the context. Out of memory there, no caller waits: the fiber's result
   // (or the report of a posted one) says why, and the fiber ends, unrun.
+  // NOLINTNEXTLINE(bugprone-assignment-in-if-condition): make it, and test that it was made
   if (f.ctx == nullptr && (f.ctx = new (std::nothrow) context(f)) == nullptr) {
     f.body(std::make_exception_ptr(std::bad_alloc()));
     return false;
