@@ -40,7 +40,7 @@ int checked(int result, const char* call) {
 
 struct poller::impl {
   int pipe_read = -1, pipe_write = -1;  // the self-pipe: both ends non-blocking, close-on-exec
-  std::mutex m;                         // guards `watched`
+  std::mutex m;                         // guards `watched` and `spare`
   std::map<int, short> watched;         // fd -> events (ordered: the same order on every poll)
   std::vector<pollfd> spare;            // guarded by m: room for watched.size() + 1 (add() grows it)
   std::vector<pollfd> fds;              // the loop thread's copy, [0] = the pipe
