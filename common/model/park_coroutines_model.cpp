@@ -33,13 +33,16 @@
 //   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:332-360
 //                   parked = 0 (release); futex_wake
 //   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:403-408
-//   post()          outstanding_ + 1 (relaxed); start(): push_local on a   include/thread_pool.hpp:113-119,
-//                   worker (deque push, wake_hint), else inject              192-199, 164-174
+//   post()          started + 1 (relaxed: the worker's own count, or      include/thread_pool.hpp:113-119,
+//                   started_outside_); start(): push_local on a worker       192-199, 164-174
+//                   (deque push, wake_hint), else inject
 //   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:239-248
-//   task_finished() outstanding_ fetch_sub (seq_cst) == 1 and draining_    src/thread_pool.cpp:106-113
-//                   (seq_cst) -> notify under drain_mutex_
-//   ~thread_pool()  draining_ = true (seq_cst); wait outstanding_ == 0     src/thread_pool.cpp:82-104
-//                   (seq_cst); stopping_ = true (seq_cst); wake_all()
+//   task_finished() the finishing worker's `finished` + 1 (seq_cst RMW);    src/thread_pool.cpp:106-113
+//                   draining_ (seq_cst) -> notify under drain_mutex_
+//   all_finished()  the finished counts, then the started ones (seq_cst);  src/thread_pool.cpp:106-113
+//                   equal sums
+//   ~thread_pool()  draining_ = true (seq_cst); wait all_finished();       src/thread_pool.cpp:82-104
+//                   stopping_ = true (seq_cst); wake_all()
 //                   (its wait for submitters_ is not modelled: the model's
 //                   submitter is the destroying thread itself)
 //
@@ -55,7 +58,7 @@
 // then runs the destructor. Task 1, run by a worker, posts task 3 (onto that worker's deque, with
 // wake_hint). Checked: no lost wake-up (a posted task always runs, and the destructor returns:
 // otherwise Relacy reports a DEADLOCK, every worker asleep and the destructor waiting), each task
-// runs exactly once, and the workers exit.
+// runs exactly once, every one of them before the drain returns, and the workers exit.
 // Scenario 2, the searching hole (a searcher that finds other work wakes no replacement): the
 // same posts, but task 1 runs until task 2 has run (it waits on a condition variable). A worker
 // that takes task 1 is busy for good, so task 2 must reach the other worker: a schedule in which
@@ -82,6 +85,10 @@
 //      read of the idle bits goes stale, as in 2
 //   8  the injection queue's head reads pushed_ relaxed (two_lock_queue.hpp:122): a worker
 //      reads a slot the poster's store of pushed_ did not publish to it, a data race
+//   9  all_finished() sums the started counts before the finished ones (src/thread_pool.cpp:106):
+//      task 1 starts task 3 and finishes between the two sums, so its finish is counted and task
+//      3's start is not; the sums agree while task 3 waits in a deque, and the drain stops the
+//      workers before it runs
 #include <pools/chase_lev_deque.hpp>
 
 #include <algorithm>
@@ -112,6 +119,7 @@ constexpr bool batch_wake_fenced = POOLS_PARK_MUTANT != 6;
 constexpr bool searcher_fences = POOLS_PARK_MUTANT != 7;
 constexpr std::memory_order head_reads_pushed =
     POOLS_PARK_MUTANT == 8 ? std::memory_order_relaxed : std::memory_order_acquire;
+constexpr bool drain_sums_finished_first = POOLS_PARK_MUTANT != 9;
 
 constexpr int workers = 2;
 constexpr int spin_rounds = 1;  // src/thread_pool.cpp: spin_rounds = 64
@@ -124,8 +132,10 @@ void seq_cst_fence() {  // pools::detail::seq_cst_fence()
 
 struct worker {  // include/detail/worker.hpp
   deque_t deque{2};
-  atomic<std::uint32_t> parked;  // the futex word
-  rl::mutex futex_mutex;         // the futex, see the header comment
+  atomic<std::uint32_t> parked;   // the futex word
+  atomic<std::int64_t> started;   // detached tasks this worker started; only it writes
+  atomic<std::int64_t> finished;  // ... and finished
+  rl::mutex futex_mutex;          // the futex, see the header comment
   pools::model::strict_condvar futex_cv;
 };
 
@@ -149,7 +159,7 @@ struct pool {
   rl::mutex head_mutex;                 // head_.mutex
   atomic<std::uint64_t> popped;         // head_.popped
   atomic<std::uint64_t> known_pushed;   // head_.known_pushed
-  atomic<std::int64_t> outstanding;
+  atomic<std::int64_t> started_outside, finished_outside;
   atomic<bool> draining, stopping;
   rl::mutex drain_mutex;
   pools::model::strict_condvar drain_cv;
@@ -308,31 +318,55 @@ struct pool {
     }
     wake_for_new_work();
   }
-  // post from outside: outstanding_ + 1, start() -> inject (include/thread_pool.hpp:113-119, 192-199)
+  // post from outside: started_outside_ + 1, start() -> inject (include/thread_pool.hpp:113-119, 192-199)
   void post_outside(int task) {
-    outstanding.fetch_add(1, std::memory_order_relaxed);
+    started_outside.fetch_add(1, std::memory_order_relaxed);
     inject(task);
   }
-  // post from worker `self`: start() -> push_local (include/thread_pool.hpp:164-174), not in a hook
+  // post from worker `self`: its own started + 1, start() -> push_local
+  // (include/thread_pool.hpp:164-174), not in a hook
   void post_local(unsigned self, int task) {
-    outstanding.fetch_add(1, std::memory_order_relaxed);
+    w[self].started.store(w[self].started.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     w[self].deque.push(task);
     wake_hint();
   }
-  // task_finished (src/thread_pool.cpp:106-113)
-  void task_finished() {
-    if (outstanding.fetch_sub(1, std::memory_order_seq_cst) == 1 && draining.load(finisher_reads_draining)) {
+  // task_finished (src/thread_pool.cpp:106-113), on worker `self`
+  void task_finished(unsigned self) {
+    w[self].finished.fetch_add(1, std::memory_order_seq_cst);
+    if (draining.load(finisher_reads_draining)) {
       guard g(drain_mutex);
       drain_cv.notify_all();
     }
+  }
+  std::int64_t sum_finished() {
+    std::int64_t n = finished_outside.load(std::memory_order_seq_cst);
+    for (auto& v : w) n += v.finished.load(std::memory_order_seq_cst);
+    return n;
+  }
+  std::int64_t sum_started() {
+    std::int64_t n = started_outside.load(std::memory_order_seq_cst);
+    for (auto& v : w) n += v.started.load(std::memory_order_seq_cst);
+    return n;
+  }
+  // all_finished (src/thread_pool.cpp:106-113)
+  bool all_finished() {
+    if (drain_sums_finished_first) {
+      const std::int64_t finished = sum_finished();
+      return finished == sum_started();
+    }
+    const std::int64_t started = sum_started();
+    return sum_finished() == started;
   }
   // ~thread_pool (src/thread_pool.cpp:82-104), without the join (the Relacy threads end)
   void destroy() {
     draining.store(true, std::memory_order_seq_cst);
     {
       guard g(drain_mutex);
-      while (outstanding.load(std::memory_order_seq_cst) != 0) drain_cv.wait(drain_mutex);
+      while (!all_finished()) drain_cv.wait(drain_mutex);
     }
+    // The drain's promise: every task, and every task they started, has finished by now (the
+    // loads above synchronise with the finishers' increments, so these reads see their runs).
+    done.check_each_ran_once();
     stopping.store(true, std::memory_order_seq_cst);
     wake_all();
   }
@@ -349,7 +383,7 @@ struct pool {
       task_cv.notify_all();
     }
     done.ran(task);
-    task_finished();
+    task_finished(self);
   }
 
   // worker_main (src/thread_pool.cpp:115-189), without hook and fairness tick
@@ -444,7 +478,8 @@ int main(int argc, char** argv) {
                                      "the last searcher to find work wakes no one",
                                      "a batch from the injection queue wakes with the fence-free wake_hint()",
                                      "wake_searcher() without its seq_cst fence",
-                                     "the injection queue's head reads pushed_ relaxed"};
+                                     "the injection queue's head reads pushed_ relaxed",
+                                     "all_finished() sums the started counts before the finished ones"};
   return pools::model::verdict("the coroutines pool's parking", POOLS_PARK_MUTANT, what[POOLS_PARK_MUTANT],
                                ok);
 }

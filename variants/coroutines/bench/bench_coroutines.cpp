@@ -162,6 +162,26 @@ prepare_fn on_pool(Body body) {
   };
 }
 
+// submit with what the posting thread's frames cost: the share of them that came from the
+// general allocator (malloc) rather than from its free list or a batch of frames the workers
+// handed back through frame_allocator's transfer cache. Near 0 when the workers keep up with the
+// poster (frames go round); near 1 when the poster runs ahead of them and every post pays malloc,
+// as asio_pool's does (variants/coroutines/README.md, "The drain's count, split"). The
+// repetition runs on the posting thread, so this thread's counters are its.
+prepare_fn with_poster_frames(prepare_fn inner) {
+  return [inner](const params& p) -> repetition {
+    repetition run = inner(p);
+    return [run](rep_timer& timer, metrics& m) {
+      const auto before = pc::frame_allocator::this_thread_stats();
+      run(timer, m);
+      const auto after = pc::frame_allocator::this_thread_stats();
+      const auto general = static_cast<double>(after.general_allocs - before.general_allocs);
+      const auto cached = static_cast<double>(after.cache_hits - before.cache_hits);
+      if (general + cached > 0) m["poster_frames_from_malloc"] = general / (general + cached);
+    };
+  };
+}
+
 // vector_fill's blocks as coroutines: one task per block, joined with when_all.
 struct coroutine_blocks {
   template <class Pool, class F>
@@ -239,7 +259,7 @@ void add_workloads(suite& s) {
       problem->check();
     };
   });
-  s.add("submit", submit_workload(make_pool<Pool>));
+  s.add("submit", with_poster_frames(submit_workload(make_pool<Pool>)));
   s.add("submit_future", submit_future_workload(make_pool<Pool>));
   s.add("wakeup", wakeup_workload(make_pool<Pool>));
   s.add("vector_fill", vector_fill_workload(make_pool<Pool>, coroutine_blocks{}));

@@ -81,13 +81,13 @@ thread_pool::thread_pool(std::size_t threads, pools::park_hook* hook)
 
 thread_pool::~thread_pool() {
   assert(!on_worker_thread() && "a thread_pool must not be destroyed by one of its own tasks");
-  // seq_cst, with the seq_cst decrement and load in task_finished(): store-buffering. Either the
-  // load of outstanding_ below sees the last decrement, or that decrement's thread sees
+  // seq_cst, with the seq_cst increment and load in task_finished(): store-buffering. Either
+  // all_finished() below sees the last task's increment, or that task's thread sees
   // draining_ == true and notifies under the mutex (which the predicate check also holds).
   draining_.store(true, std::memory_order_seq_cst);
   {
     std::unique_lock lock(drain_mutex_);
-    drain_cv_.wait(lock, [this] { return outstanding_.load(std::memory_order_seq_cst) == 0; });
+    drain_cv_.wait(lock, [this] { return all_finished(); });
   }
   // seq_cst, then the fence in wake_all(): pairs with park()'s "set idle bit; fence; read
   // stopping_". A worker either sees the flag before sleeping or has its bit seen and is woken.
@@ -104,12 +104,34 @@ thread_pool::~thread_pool() {
 }
 
 void thread_pool::task_finished() noexcept {
-  // seq_cst both: see the destructor. Only the decrement to zero during a drain takes the lock.
-  if (outstanding_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-      draining_.load(std::memory_order_seq_cst)) {
+  // Counted where it finishes: on a worker of this pool in that worker's own counter, so the
+  // finish touches no line a poster writes. seq_cst increment and seq_cst load of draining_: the
+  // store-buffering pair of the destructor's (see there). With the counts split, no finish knows
+  // it is the last one, so during a drain every finish notifies (under the mutex, so the
+  // predicate check cannot miss it); before the drain none does.
+  detail::worker* w = detail::tl_worker;
+  auto& finished = w != nullptr && w->pool == this ? w->finished : finished_outside_;
+  finished.fetch_add(1, std::memory_order_seq_cst);
+  if (draining_.load(std::memory_order_seq_cst)) {
     std::lock_guard lock(drain_mutex_);
     drain_cv_.notify_all();
   }
+}
+
+bool thread_pool::all_finished() const noexcept {
+  // The finished counts first, then the started ones; all seq_cst. Every count only grows. A
+  // task's start is counted before its handle is published (start_counted), so it happens before
+  // its finish is counted; a load here that sees that finish (acquire: it synchronises with the
+  // increment) therefore makes the later loads of the started counts see its start too. So the
+  // tasks whose finish the first sum counts are among those the second sum counts, and equal sums
+  // mean every counted start has finished — including tasks started by a task that finished.
+  // The other order can miss a task that a finishing task started between the two sums:
+  // common/model/park_coroutines_model.cpp, mutant 9.
+  std::int64_t finished = finished_outside_.load(std::memory_order_seq_cst);
+  for (const auto& w : workers_) finished += w->finished.load(std::memory_order_seq_cst);
+  std::int64_t started = started_outside_.load(std::memory_order_seq_cst);
+  for (const auto& w : workers_) started += w->started.load(std::memory_order_seq_cst);
+  return finished == started;
 }
 
 void thread_pool::worker_main(detail::worker& w) {

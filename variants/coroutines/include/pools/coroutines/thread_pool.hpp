@@ -199,12 +199,26 @@ class thread_pool final : public scheduler {
   }
 
   /// New detached work (post, spawn): counted for the drain, then started. If the start throws
-  /// (std::bad_alloc from the injection queue), the count is taken back and the coroutine, which
-  /// nobody else has seen, is destroyed; the caller gets the exception.
+  /// (std::bad_alloc from the injection queue or a growing deque), the task is counted as finished
+  /// too and the coroutine, which nobody else has seen, is destroyed; the caller gets the exception.
   void start_counted(std::coroutine_handle<> h) {
-    outstanding_.fetch_add(1, std::memory_order_relaxed);  // published by start's release
+    // Counted where the caller is: a worker of this pool in its own counter (only it writes
+    // it), any other thread in started_outside_. relaxed both: the release with which the push
+    // or the injection publishes the coroutine also publishes the count to whoever runs, and so
+    // finishes, it. (start() is spelled out, so the thread is asked once which pool it is on.)
+    detail::worker* w = detail::tl_worker;
+    const bool on_worker = w != nullptr && w->pool == this;
+    if (on_worker) {
+      w->started.store(w->started.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      started_outside_.fetch_add(1, std::memory_order_relaxed);
+    }
     try {
-      start(h);
+      if (on_worker) {
+        push_local(*w, h);
+      } else {
+        inject(h);
+      }
     } catch (...) {
       h.destroy();
       task_finished();  // as if it had run: a drain waiting for the count is told
@@ -245,7 +259,10 @@ class thread_pool final : public scheduler {
   bool any_idle() const noexcept;
   bool work_visible() const noexcept;
   void wake_all() noexcept;
+  /// A detached task ended (or never started): one more finished, told to a waiting drain.
   void task_finished() noexcept;
+  /// The drain's predicate: every detached task started so far has finished.
+  bool all_finished() const noexcept;
 
   // Fence-free: called after every fork (local push). Wakes a parked worker only when one exists
   // and no worker is already searching (that one will find the item, or pass the search on:
@@ -285,9 +302,16 @@ class thread_pool final : public scheduler {
 
   detail::timer_queue timers_;
 
-  // Draining: posted + spawned tasks not yet finished.
-  alignas(64) std::atomic<std::int64_t> outstanding_{0};
-  std::atomic<bool> draining_{false};
+  // Draining: detached tasks (post, spawn) started and finished, counted apart. One shared
+  // count of tasks in flight would be written by the poster on every post and by a worker on
+  // every finish, one cache line bouncing between them (README, "The drain's count, split").
+  // Workers count in their own worker::started and worker::finished; other threads here, each
+  // count on its own line so that a poster outside the pool and a task finishing outside it do
+  // not share one either.
+  alignas(64) std::atomic<std::int64_t> started_outside_{0};
+  alignas(64) std::atomic<std::int64_t> finished_outside_{0};
+  // Read on every finish, written once: on a line of their own, away from the counts above.
+  alignas(64) std::atomic<bool> draining_{false};
   std::atomic<bool> stopping_{false};
   std::mutex drain_mutex_;
   std::condition_variable drain_cv_;

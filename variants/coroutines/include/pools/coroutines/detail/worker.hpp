@@ -36,6 +36,11 @@ struct worker {
   // deque); owner only. in_hook is true while this worker is inside the hook's poll or park.
   bool in_hook = false;
   pools::ready_fifo<void*> io_ready;
+  // Detached tasks (post, spawn) this worker started and finished, for the draining destructor
+  // (thread_pool.hpp, started_outside_). Only this worker writes them; the drain reads them.
+  // Their own cache line: the drain's reads, rare, must not disturb the lines above.
+  alignas(64) std::atomic<std::int64_t> started{0};
+  std::atomic<std::int64_t> finished{0};
   // The parking word: 1 while parked (or about to), 0 once a waker has chosen this worker.
   // On its own cache line: wakers write it, and the deque's hot lines must not share it.
   alignas(64) std::atomic<std::uint32_t> parked{0};
