@@ -10,36 +10,36 @@
 // mirrors, with the same operation and the same memory order (paths as of this model: src/ is
 // variants/coroutines/src/, include/ is variants/coroutines/include/pools/coroutines/):
 //
-//   worker_main()   deque, then find_remote (skipped when just woken);     src/thread_pool.cpp:115-189
+//   worker_main()   deque, then find_remote (skipped when just woken);     src/thread_pool.cpp:137-211
 //                   searching_ + 1 (relaxed), spin, searching_ - 1
 //                   (relaxed): if found and it was the last searcher,
 //                   wake_searcher(); else park(last_searcher)
-//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:266-318
-//                   seq_cst fence; find_remote -> clear_idle: if a waker    set_idle :319-322
-//                   chose us, wake_searcher(), else if last searcher, any   clear_idle :324-329
+//   park()          parked = 1 (relaxed); set_idle (fetch_or release);     src/thread_pool.cpp:291-343
+//                   seq_cst fence; find_remote -> clear_idle: if a waker    set_idle :345-348
+//                   chose us, wake_searcher(), else if last searcher, any   clear_idle :350-355
 //                   idle and work visible, wake_one(); stopping_ (relaxed);
 //                   while parked (acquire) == 1: futex_wait; clear_idle
 //                   (fetch_and acq_rel): bit already clear -> woken
-//   take_injected() the queue's relaxed hint; head lock, pushed_ acquire,  src/thread_pool.cpp:219-238
+//   take_injected() the queue's relaxed hint; head lock, pushed_ acquire,  src/thread_pool.cpp:244-263
 //                   take a batch, popped_ release (the rest to this         two_lock_queue.hpp:113-134
 //                   worker's deque, then wake_for_new_work)
-//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:240-259
-//   inject()        tail lock, write the slot, pushed_ + 1 (seq_cst);      src/thread_pool.cpp:410-420
+//   steal()         the other worker's deque, a lost race retried once     src/thread_pool.cpp:265-284
+//   inject()        tail lock, write the slot, pushed_ + 1 (seq_cst);      src/thread_pool.cpp:454-460
 //                   wake_for_new_work                                      two_lock_queue.hpp:74-81
-//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:362-369
+//   wake_for_new_work() seq_cst fence; searching_ (relaxed) == 0 ->        src/thread_pool.cpp:387-394
 //                   wake_one()
-//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:371-401
+//   wake_searcher() seq_cst fence; idle_ (relaxed) != 0 and work visible   src/thread_pool.cpp:396-426
 //                   (queue hint, deques: relaxed) -> wake_one()
-//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:332-360
+//   wake_one()      idle_ relaxed guess; CAS weak (acq_rel / relaxed);     src/thread_pool.cpp:357-385
 //                   parked = 0 (release); futex_wake
-//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:403-408
-//   post()          started + 1 (relaxed: the worker's own count, or      include/thread_pool.hpp:113-119,
-//                   started_outside_); start(): push_local on a worker       192-199, 164-174
+//   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:428-433
+//   post()          started + 1 (relaxed: the worker's own count, or      include/thread_pool.hpp:113-118,
+//                   started_outside_); then push_local on a worker           204-227, 164-174
 //                   (deque push, wake_hint), else inject
-//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:239-248
-//   task_finished() the finishing worker's `finished` + 1 (seq_cst RMW);    src/thread_pool.cpp:106-113
+//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:271-281
+//   task_finished() the finishing worker's `finished` + 1 (seq_cst RMW);    src/thread_pool.cpp:106-119
 //                   draining_ (seq_cst) -> notify under drain_mutex_
-//   all_finished()  the finished counts, then the started ones (seq_cst);  src/thread_pool.cpp:106-113
+//   all_finished()  the finished counts, then the started ones (seq_cst);  src/thread_pool.cpp:121-135
 //                   equal sums
 //   ~thread_pool()  draining_ = true (seq_cst); wait all_finished();       src/thread_pool.cpp:82-104
 //                   stopping_ = true (seq_cst); wake_all()
@@ -68,24 +68,24 @@
 //
 // Mutants (POOLS_PARK_MUTANT); Relacy must report each. 1-4 and 7 are store-buffering handshakes
 // with one side's fence gone, which C++ allows to let both sides read the old values:
-//   1  park() without its seq_cst fence          (src/thread_pool.cpp:272): a worker sleeps
+//   1  park() without its seq_cst fence          (src/thread_pool.cpp:297): a worker sleeps
 //      through an injected task whose submitter saw no idle bit
-//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:364): the same, from
+//   2  wake_for_new_work() without its seq_cst fence (src/thread_pool.cpp:389): the same, from
 //      the submitter's side (its reads of searching_ and idle_ go stale)
-//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:405): the destructor's stop
+//   3  wake_all() without its seq_cst fence      (src/thread_pool.cpp:430): the destructor's stop
 //      is missed by a parking worker whose idle bit it did not see; the join never returns
-//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:109): the last task's
+//   4  task_finished() reads draining_ relaxed   (src/thread_pool.cpp:115): the last task's
 //      notify is skipped while the destructor waits for it
-//   5  the last searcher to find work wakes no one (src/thread_pool.cpp:164-170, park()'s
+//   5  the last searcher to find work wakes no one (src/thread_pool.cpp:187-194, park()'s
 //      found_work branch): scenario 2 deadlocks, task 2 queued behind the searcher's task 1
 //   6  a batch from the injection queue announces its extra items with the fence-free wake_hint()
-//      (src/thread_pool.cpp:236): task 2, moved onto the busy worker's deque, is missed by the
+//      (src/thread_pool.cpp:261): task 2, moved onto the busy worker's deque, is missed by the
 //      other worker's last look and the busy worker's stale read of the idle bits
-//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:378): the last searcher's
+//   7  wake_searcher() without its seq_cst fence (src/thread_pool.cpp:403): the last searcher's
 //      read of the idle bits goes stale, as in 2
 //   8  the injection queue's head reads pushed_ relaxed (two_lock_queue.hpp:122): a worker
 //      reads a slot the poster's store of pushed_ did not publish to it, a data race
-//   9  all_finished() sums the started counts before the finished ones (src/thread_pool.cpp:106):
+//   9  all_finished() sums the started counts before the finished ones (src/thread_pool.cpp:121-135):
 //      task 1 starts task 3 and finishes between the two sums, so its finish is counted and task
 //      3's start is not; the sums agree while task 3 waits in a deque, and the drain stops the
 //      workers before it runs
@@ -183,7 +183,7 @@ struct pool {
     v.futex_cv.notify_one();
   }
 
-  // take_injected (src/thread_pool.cpp:219-238), with two_lock_queue::try_pop_batch (:112-133)
+  // take_injected (src/thread_pool.cpp:244-263), with two_lock_queue::try_pop_batch (:113-134)
   bool take_injected(unsigned self, int& out) {
     const std::uint64_t seen = popped.load(std::memory_order_relaxed);  // maybe_nonempty_hint()
     if (seen == known_pushed.load(std::memory_order_relaxed) &&
@@ -213,7 +213,7 @@ struct pool {
     }
     return true;
   }
-  // steal (src/thread_pool.cpp:240-259); with two workers the victim is the other one.
+  // steal (src/thread_pool.cpp:265-284); with two workers the victim is the other one.
   bool steal(unsigned self, int& out) {
     const unsigned v = 1 - self;
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -226,7 +226,7 @@ struct pool {
     }
     return false;
   }
-  // find_remote (src/thread_pool.cpp:198-200), without timers
+  // find_remote (src/thread_pool.cpp:220-222), without timers
   bool find_remote(unsigned self, int& out) { return take_injected(self, out) || steal(self, out); }
 
   void set_idle(unsigned i) { idle.fetch_or(std::uint64_t{1} << i, std::memory_order_release); }
@@ -260,7 +260,7 @@ struct pool {
     return clear_idle(self) ? park_result::returned : park_result::woken;
   }
 
-  // wake_one (src/thread_pool.cpp:332-360)
+  // wake_one (src/thread_pool.cpp:357-385)
   bool wake_one(std::size_t skip = no_worker) {
     const std::uint64_t mask = ~(skip != no_worker ? std::uint64_t{1} << skip : 0);
     std::uint64_t bits = idle.load(std::memory_order_relaxed);
@@ -302,12 +302,12 @@ struct pool {
     while (wake_one()) {
     }
   }
-  // wake_hint (include/thread_pool.hpp:239-248)
+  // wake_hint (include/thread_pool.hpp:271-281)
   void wake_hint() {
     if (searching.load(std::memory_order_relaxed) != 0) return;
     if (idle.load(std::memory_order_relaxed) != 0) wake_one();
   }
-  // inject (src/thread_pool.cpp:410-420), with two_lock_queue::push (two_lock_queue.hpp:74-81)
+  // inject (src/thread_pool.cpp:454-460), with two_lock_queue::push (two_lock_queue.hpp:74-81)
   void inject(int task) {
     {
       guard g(tail_mutex);
@@ -318,7 +318,8 @@ struct pool {
     }
     wake_for_new_work();
   }
-  // post from outside: started_outside_ + 1, start() -> inject (include/thread_pool.hpp:113-119, 192-199)
+  // post from outside: started_outside_ + 1, start_counted() -> inject (include/thread_pool.hpp:113-118,
+  // 204-227)
   void post_outside(int task) {
     started_outside.fetch_add(1, std::memory_order_relaxed);
     inject(task);
@@ -330,7 +331,7 @@ struct pool {
     w[self].deque.push(task);
     wake_hint();
   }
-  // task_finished (src/thread_pool.cpp:106-113), on worker `self`
+  // task_finished (src/thread_pool.cpp:106-119), on worker `self`
   void task_finished(unsigned self) {
     w[self].finished.fetch_add(1, std::memory_order_seq_cst);
     if (draining.load(finisher_reads_draining)) {
@@ -348,7 +349,7 @@ struct pool {
     for (auto& v : w) n += v.started.load(std::memory_order_seq_cst);
     return n;
   }
-  // all_finished (src/thread_pool.cpp:106-113)
+  // all_finished (src/thread_pool.cpp:121-135)
   bool all_finished() {
     if (drain_sums_finished_first) {
       const std::int64_t finished = sum_finished();
@@ -386,7 +387,7 @@ struct pool {
     task_finished(self);
   }
 
-  // worker_main (src/thread_pool.cpp:115-189), without hook and fairness tick
+  // worker_main (src/thread_pool.cpp:137-211), without hook and fairness tick
   void worker_main(unsigned self) {
     int h = 0;
     bool woken = false;  // chosen by a waker: starts as a searcher
