@@ -8,28 +8,28 @@
 // code it mirrors, with the same operation and the same memory order (paths as of this model, in
 // variants/fibers/src/):
 //
-//   submit() from a worker  deque push; notify_one_if_sleeping()          scheduler.cpp:138-147
-//   inject() from outside   under inject_mutex_: push, size mirror         scheduler.cpp:165-177
+//   submit() from a worker  deque push; notify_one_if_sleeping()          scheduler.cpp:164-181
+//   inject() from outside   under inject_mutex_: push, size mirror         scheduler.cpp:211-246
 //                           (relaxed), notify_one_if_sleeping()
-//   notify_one_if_sleeping  seq_cst fence; sleepers_ (seq_cst) > 0 ->      scheduler.cpp:187-212
+//   notify_one_if_sleeping  seq_cst fence; sleepers_ (seq_cst) > 0 ->      scheduler.cpp:256-283
 //                           lock and unlock park_mutex_, notify_one
-//   pop_injected()          relaxed size hint; lock; take one and a share  scheduler.cpp:214-229
+//   pop_injected()          relaxed size hint; lock; take one and a share  scheduler.cpp:285-312
 //                           onto this worker's deque
-//   steal()                 the other worker's deque, once                 scheduler.cpp:231-246
-//   find_work()             own deque, injection queue, steal              scheduler.cpp:260-296
-//   worker_main()           find_work, spin, park                          scheduler.cpp:408-427
-//   park()                  under park_mutex_: shut_down_?; sleepers_ +1   scheduler.cpp:441-467
+//   steal()                 the other worker's deque, once                 scheduler.cpp:314-334
+//   find_work()             own deque, injection queue, steal              scheduler.cpp:348-384
+//   worker_main()           find_work, spin, park                          scheduler.cpp:533-559
+//   park()                  under park_mutex_: shut_down_?; sleepers_ +1   scheduler.cpp:614-646
 //                           (seq_cst); !work_visible() -> wait once;
 //                           sleepers_ -1 (relaxed)
-//   work_visible()          seq_cst fence; injected_size_ (seq_cst);       scheduler.cpp:298-308
+//   work_visible()          seq_cst fence; injected_size_ (seq_cst);       scheduler.cpp:386-396
 //                           every deque's looks_empty() (relaxed)
-//   shutdown()              under park_mutex_: shut_down_ = true;          scheduler.cpp:106-113
+//   shutdown()              under park_mutex_: shut_down_ = true;          scheduler.cpp:130-137
 //                           notify_all
 //
 // Reduced: two workers (and one, see below), tasks only (no fiber switching: a task runs to its end on the
 // worker), no park hook, no timers, no I/O-ready FIFO, no fairness tick, no joinable/claimed tasks, one spin
 // round instead of 32. shutdown()'s quiescence loop (created/completed counters polled with a
-// 1 ms timed wait, scheduler.cpp:85-105) is replaced by the harness (park_support.hpp): the
+// 1 ms timed wait, scheduler.cpp:105-129) is replaced by the harness (park_support.hpp): the
 // poster waits until every task ran, then runs shutdown()'s last step, which wakes the workers.
 //
 // Scenario: an outside thread (thread 0) injects tasks 1 and 2; task 1, run by a worker, submits
@@ -39,16 +39,16 @@
 // once, the workers exit.
 //
 // Mutants (POOLS_PARK_MUTANT); Relacy must report each:
-//   1  notify_one_if_sleeping() without its seq_cst fence (scheduler.cpp:188). The submitter's
+//   1  notify_one_if_sleeping() without its seq_cst fence (scheduler.cpp:257). The submitter's
 //      store (injected_size_, relaxed) and its load of sleepers_ are then not ordered: it can miss
 //      a worker that parked, while that worker's re-check misses the task. A lost wake-up in C++
 //      too, not only in Relacy.
-//   2  notify_one_if_sleeping() notifies without taking park_mutex_ (scheduler.cpp:192, 209).
+//   2  notify_one_if_sleeping() notifies without taking park_mutex_ (scheduler.cpp:261, 279).
 //      The notify can then fall between a parking worker's re-check and its wait, and is lost.
 //      Only the one-worker pool deadlocks on it: with two, the notify_one reaches the other
 //      worker if it waits, and if it does not, that worker is awake and parks later, with a
 //      fence ordered after the submitter's, so it sees the task.
-// Not a mutant: dropping work_visible()'s fence (scheduler.cpp:302). For the injection queue it is
+// Not a mutant: dropping work_visible()'s fence (scheduler.cpp:390). For the injection queue it is
 // not needed in C++, because sleepers_'s increment and the read of injected_size_ are both seq_cst
 // (together with the submitter's fence they forbid the lost wake-up); it is needed for the deques'
 // relaxed looks_empty() reads, but there a missed wake-up only costs parallelism (the pushing
@@ -104,7 +104,7 @@ struct pool {
     shut_down($) = false;
   }
 
-  // notify_one_if_sleeping (scheduler.cpp:187-212), without the hook
+  // notify_one_if_sleeping (scheduler.cpp:256-283), without the hook
   void notify_one_if_sleeping() {
     if (notify_fences) seq_cst_fence();
     if (sleepers.load(std::memory_order_seq_cst) > 0) {
@@ -115,12 +115,12 @@ struct pool {
       park_cv.notify_one();
     }
   }
-  // submit from worker `self` (scheduler.cpp:138-147)
+  // submit from worker `self` (scheduler.cpp:164-181)
   void submit_local(unsigned self, int task) {
     deque[self].push(task);
     notify_one_if_sleeping();
   }
-  // inject (scheduler.cpp:165-177): the notify happens under inject_mutex_
+  // inject (scheduler.cpp:211-246): the notify happens under inject_mutex_
   void inject(int task) {
     guard g(inject_mutex);
     RL_ASSERT(inj_tail($) - inj_head($) < inject_capacity);
@@ -129,7 +129,7 @@ struct pool {
     injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
     notify_one_if_sleeping();
   }
-  // pop_injected (scheduler.cpp:214-229); 0 is "nothing"
+  // pop_injected (scheduler.cpp:285-312); 0 is "nothing"
   int pop_injected(unsigned self) {
     if (injected_size.load(std::memory_order_relaxed) == 0) return 0;
     guard g(inject_mutex);
@@ -144,13 +144,13 @@ struct pool {
     injected_size.store(static_cast<std::size_t>(inj_tail($) - inj_head($)), std::memory_order_relaxed);
     return item;
   }
-  // steal (scheduler.cpp:231-246); with two workers the victim is the other one
+  // steal (scheduler.cpp:314-334); with two workers the victim is the other one
   int steal(unsigned self) {
     if (workers == 1) return 0;
     const auto r = deque[1 - self].steal();
     return r.status == pools::steal_status::success ? r.value : 0;
   }
-  // find_work (scheduler.cpp:260-296), tasks only
+  // find_work (scheduler.cpp:348-384), tasks only
   int find_work(unsigned self) {
     int item = 0;
     if (!deque[self].pop(item)) item = 0;
@@ -158,7 +158,7 @@ struct pool {
     if (item == 0) item = steal(self);
     return item;
   }
-  // work_visible (scheduler.cpp:298-308), without timers
+  // work_visible (scheduler.cpp:386-396), without timers
   bool work_visible() {
     seq_cst_fence();
     if (injected_size.load(std::memory_order_seq_cst) != 0) return true;
@@ -167,7 +167,7 @@ struct pool {
     }
     return false;
   }
-  // park (scheduler.cpp:441-467), without hook and timers
+  // park (scheduler.cpp:614-646), without hook and timers
   bool park() {
     guard g(park_mutex);
     if (shut_down($)) return false;
@@ -176,7 +176,7 @@ struct pool {
     sleepers.fetch_sub(1, std::memory_order_relaxed);
     return !shut_down($);
   }
-  // shutdown()'s last step (scheduler.cpp:106-113), after the harness saw every task run
+  // shutdown()'s last step (scheduler.cpp:130-137), after the harness saw every task run
   void shutdown() {
     {
       guard g(park_mutex);
@@ -189,7 +189,7 @@ struct pool {
     if (task == 1) submit_local(self, 3);
     done.ran(task);
   }
-  // worker_main (scheduler.cpp:408-427)
+  // worker_main (scheduler.cpp:533-559)
   void worker_main(unsigned self) {
     for (;;) {
       int item = find_work(self);

@@ -9,24 +9,24 @@
 // the same memory order (paths as of this model: variants/futures/include/pools/futures/, and
 // common/include/pools/ for two_lock_queue.hpp):
 //
-//   poster  enqueue()                   thread_pool.hpp:507-516
-//     push: tail lock, write the slot,  two_lock_queue.hpp:74-81; pushed_ store seq_cst :79
+//   poster  enqueue()                   thread_pool.hpp:508-520
+//     push: tail lock, write the slot,  two_lock_queue.hpp:74-81; pushed_ store seq_cst :80
 //       pushed_ + 1
-//     sleepers_.load(seq_cst) != 0      thread_pool.hpp:514 (and hold_ relaxed == 0)
-//     wake_one(): under sleep_mutex_,   thread_pool.hpp:518-526
+//     sleepers_.load(seq_cst) != 0      thread_pool.hpp:518 (and hold_ relaxed == 0)
+//     wake_one(): under sleep_mutex_,   thread_pool.hpp:522-531
 //       sleepers_ - 1, signals_ + 1, notify_one
-//   worker  worker_main()               thread_pool.hpp:572-595
-//     try_pop: hint (relaxed), head     two_lock_queue.hpp:87-107, 226-230
+//   worker  worker_main()               thread_pool.hpp:586-612
+//     try_pop: hint (relaxed), head     two_lock_queue.hpp:88-107, 226-230
 //       lock, pushed_ acquire, admit, popped_ release
-//     wait_for_work(): spin on the      thread_pool.hpp:549-558
+//     wait_for_work(): spin on the      thread_pool.hpp:554-563
 //       relaxed hint
-//     under sleep_mutex_: sleepers_     thread_pool.hpp:559-560
+//     under sleep_mutex_: sleepers_     thread_pool.hpp:564-565
 //       .fetch_add(1, seq_cst)
-//     while (!work_visible() && !stop   thread_pool.hpp:561; work_visible :547-549
+//     while (!work_visible() && !stop   thread_pool.hpp:566-575; work_visible :542-544
 //       && signals_ == 0) wait            (hold_ seq_cst, pushed_ seq_cst: two_lock_queue.hpp:145-147)
-//     take one signal back, else one    thread_pool.hpp:562-566
-//       sleeper; return !may_exit()     may_exit :553-556
-//   shutdown stop_workers()             thread_pool.hpp:631-640
+//     take one signal back, else one    thread_pool.hpp:576-580
+//       sleeper; return !may_exit()     may_exit :548-551
+//   shutdown stop_workers()             thread_pool.hpp:648-657
 //
 // Reduced: one segment (no growth or recycling), no priorities, no pause()/reset() (hold_ stays 0
 // but is read where the real code reads it), no wait() bookkeeping (running flags, waiters_), one
@@ -42,9 +42,9 @@
 // The protocol is a store-buffering handshake made of seq_cst operations only: "publish my task,
 // then read sleepers_" against "increment sleepers_, then read pushed_". Each mutant weakens one of
 // its four accesses below seq_cst, which C++ allows to let both sides read the old value:
-//   POOLS_PARK_MUTANT=1  enqueue() reads sleepers_ relaxed           (thread_pool.hpp:514)
+//   POOLS_PARK_MUTANT=1  enqueue() reads sleepers_ relaxed           (thread_pool.hpp:518)
 //   POOLS_PARK_MUTANT=2  push() publishes pushed_ with release       (two_lock_queue.hpp:80)
-//   POOLS_PARK_MUTANT=3  the worker announces itself relaxed         (thread_pool.hpp:560)
+//   POOLS_PARK_MUTANT=3  the worker announces itself relaxed         (thread_pool.hpp:565)
 //   POOLS_PARK_MUTANT=4  work_visible() reads pushed_ with acquire   (two_lock_queue.hpp:146)
 // Each must be reported by Relacy (a deadlock: a task queued, every worker asleep).
 #include <cstdint>
@@ -110,7 +110,7 @@ struct pool {
     const std::uint64_t p = popped.load(std::memory_order_relaxed);
     return p != known_pushed.load(std::memory_order_relaxed) || p != pushed.load(std::memory_order_relaxed);
   }
-  // try_pop (two_lock_queue.hpp:87-107), with the pool's admit() (thread_pool.hpp:578-582)
+  // try_pop (two_lock_queue.hpp:88-107), with the pool's admit() (thread_pool.hpp:593-597)
   bool try_pop(int& out) {
     if (!maybe_nonempty_hint()) return false;
     guard g(head_mutex);
@@ -132,12 +132,12 @@ struct pool {
     return pushed.load(std::memory_order_relaxed) != popped.load(std::memory_order_relaxed);
   }
 
-  // enqueue (thread_pool.hpp:507-516)
+  // enqueue (thread_pool.hpp:508-520)
   void enqueue(int task) {
     push(task);
     if (sleepers.load(poster_reads_sleepers) != 0 && hold.load(std::memory_order_relaxed) == 0) wake_one();
   }
-  // wake_one (thread_pool.hpp:518-526)
+  // wake_one (thread_pool.hpp:522-531)
   void wake_one() {
     {
       guard g(sleep_mutex);
@@ -147,14 +147,14 @@ struct pool {
     }
     sleep_cv.notify_one();
   }
-  // work_visible (thread_pool.hpp:537-539)
+  // work_visible (thread_pool.hpp:542-544)
   bool work_visible() { return hold.load(std::memory_order_seq_cst) == 0 && maybe_nonempty(); }
-  // may_exit (thread_pool.hpp:543-546)
+  // may_exit (thread_pool.hpp:548-551)
   bool may_exit() {
     return stop.load(std::memory_order_acquire) &&
            (hold.load(std::memory_order_seq_cst) != 0 || !maybe_nonempty());
   }
-  // wait_for_work (thread_pool.hpp:549-568)
+  // wait_for_work (thread_pool.hpp:554-582)
   bool wait_for_work() {
     for (int round = 0; round < spin_rounds; ++round) {
       if (stop.load(std::memory_order_relaxed)) return !may_exit();
@@ -173,7 +173,7 @@ struct pool {
     }
     return !may_exit();
   }
-  // stop_workers (thread_pool.hpp:631-640), without the join (the Relacy threads end)
+  // stop_workers (thread_pool.hpp:648-657), without the join (the Relacy threads end)
   void stop_workers() {
     {
       guard g(sleep_mutex);
@@ -200,7 +200,7 @@ struct futures_park_test : rl::test_suite<futures_park_test, 3> {
       p->stop_workers();
       return;
     }
-    // worker_main (thread_pool.hpp:572-595)
+    // worker_main (thread_pool.hpp:586-612)
     int task = 0;
     for (;;) {
       if (p->try_pop(task)) {
