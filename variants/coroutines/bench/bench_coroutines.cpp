@@ -168,7 +168,7 @@ prepare_fn on_pool(Body body) {
 // poster (frames go round); near 1 when the poster runs ahead of them and every post pays malloc,
 // as asio_pool's does (variants/coroutines/README.md, "The drain's count, split"). The
 // repetition runs on the posting thread, so this thread's counters are its.
-prepare_fn with_poster_frames(prepare_fn inner) {
+prepare_fn with_poster_frames(const prepare_fn& inner) {
   return [inner](const params& p) -> repetition {
     repetition run = inner(p);
     return [run](rep_timer& timer, metrics& m) {
