@@ -103,6 +103,9 @@ TEST_CASE(
   e2e::temp_dir tmp;
   e2e::server_process server({"--threads", "2"}, tmp.path, {{RLIMIT_NOFILE, 64, 64}});
   const auto port = server.port();
+  // Read only if an assertion below fails (doctest evaluates INFO lazily): what the server said
+  // before it closed a connection or went away.
+  INFO("the server's stderr:\n", server.stderr_text());
   {
     const auto log = server.stderr_text();
     CHECK_MESSAGE(contains(log, "--max-connections 10000 needs"), log);
