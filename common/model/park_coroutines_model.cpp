@@ -34,9 +34,9 @@
 //                   parked = 0 (release); futex_wake
 //   wake_all()      seq_cst fence; wake_one() until none                    src/thread_pool.cpp:428-433
 //   post()          started + 1 (relaxed: the worker's own count, or      include/thread_pool.hpp:113-118,
-//                   started_outside_); then push_local on a worker           204-227, 164-174
+//                   started_outside_); then push_local on a worker           211-229, 164-174
 //                   (deque push, wake_hint), else inject
-//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:271-281
+//   wake_hint()     searching_ (relaxed) != 0 -> none; idle_ (relaxed)      include/thread_pool.hpp:273-283
 //   task_finished() the finishing worker's `finished` + 1 (seq_cst RMW);    src/thread_pool.cpp:106-119
 //                   draining_ (seq_cst) -> notify under drain_mutex_
 //   all_finished()  the finished counts, then the started ones (seq_cst);  src/thread_pool.cpp:121-135
@@ -302,7 +302,7 @@ struct pool {
     while (wake_one()) {
     }
   }
-  // wake_hint (include/thread_pool.hpp:271-281)
+  // wake_hint (include/thread_pool.hpp:273-283)
   void wake_hint() {
     if (searching.load(std::memory_order_relaxed) != 0) return;
     if (idle.load(std::memory_order_relaxed) != 0) wake_one();
@@ -319,7 +319,7 @@ struct pool {
     wake_for_new_work();
   }
   // post from outside: started_outside_ + 1, start_counted() -> inject (include/thread_pool.hpp:113-118,
-  // 204-227)
+  // 211-229)
   void post_outside(int task) {
     started_outside.fetch_add(1, std::memory_order_relaxed);
     inject(task);

@@ -109,8 +109,8 @@ void thread_pool::task_finished() noexcept {
   // store-buffering pair of the destructor's (see there). With the counts split, no finish knows
   // it is the last one, so during a drain every finish notifies (under the mutex, so the
   // predicate check cannot miss it); before the drain none does.
-  detail::worker* w = detail::tl_worker;
-  auto& finished = w != nullptr && w->pool == this ? w->finished : finished_outside_;
+  detail::worker* w = own_worker();
+  auto& finished = w != nullptr ? w->finished : finished_outside_;
   finished.fetch_add(1, std::memory_order_seq_cst);
   if (draining_.load(std::memory_order_seq_cst)) {
     std::lock_guard lock(drain_mutex_);

@@ -149,12 +149,12 @@ class thread_pool final : public scheduler {
   /// occasion on one of this pool's workers, onto its deque; on any other thread, onto the
   /// injection queue. (`final`: a call on a thread_pool& is direct, not virtual.)
   void enqueue(std::coroutine_handle<> h) override {
-    detail::worker* w = detail::tl_worker;
-    if (w != nullptr && w->pool == this && w->in_hook) {
+    detail::worker* w = own_worker();
+    if (w != nullptr && w->in_hook) {
       w->io_ready.push(h.address());  // the owner is awake, in the hook: its loop takes it next
       POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));
     } else {
-      start(h);
+      start(h, w);
     }
   }
 
@@ -186,12 +186,19 @@ class thread_pool final : public scheduler {
   statistics stats() const noexcept;
 
  private:
-  /// New work (post, spawn): onto the calling worker's deque, where idle workers can steal it, or
-  /// the injection queue. Unlike enqueue(), never onto the FIFO of I/O wake-ups, even from inside
-  /// the park hook: that FIFO is its worker's alone.
-  void start(std::coroutine_handle<> h) {
+  /// The worker of this pool running on the calling thread, or nullptr (another pool's worker,
+  /// or not a worker at all).
+  detail::worker* own_worker() const noexcept {
     detail::worker* w = detail::tl_worker;
-    if (w != nullptr && w->pool == this) {
+    return w != nullptr && w->pool == this ? w : nullptr;
+  }
+
+  /// New work (post, spawn), from the calling thread whose own_worker() is `w`: onto that
+  /// worker's deque, where idle workers can steal it, or the injection queue. Unlike enqueue(),
+  /// never onto the FIFO of I/O wake-ups, even from inside the park hook: that FIFO is its
+  /// worker's alone.
+  void start(std::coroutine_handle<> h, detail::worker* w) {
+    if (w != nullptr) {
       push_local(*w, h);
     } else {
       inject(h);
@@ -205,20 +212,15 @@ class thread_pool final : public scheduler {
     // Counted where the caller is: a worker of this pool in its own counter (only it writes
     // it), any other thread in started_outside_. relaxed both: the release with which the push
     // or the injection publishes the coroutine also publishes the count to whoever runs, and so
-    // finishes, it. (start() is spelled out, so the thread is asked once which pool it is on.)
-    detail::worker* w = detail::tl_worker;
-    const bool on_worker = w != nullptr && w->pool == this;
-    if (on_worker) {
+    // finishes, it.
+    detail::worker* w = own_worker();
+    if (w != nullptr) {
       w->started.store(w->started.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     } else {
       started_outside_.fetch_add(1, std::memory_order_relaxed);
     }
     try {
-      if (on_worker) {
-        push_local(*w, h);
-      } else {
-        inject(h);
-      }
+      start(h, w);
     } catch (...) {
       h.destroy();
       task_finished();  // as if it had run: a drain waiting for the count is told
