@@ -3,7 +3,7 @@
 # Proves the students' copy (ctest -R handout_tree): scripts/make-handout.sh refuses bad arguments
 # (exit 2); the copy it makes holds no instructor material and no history; it configures and
 # builds (release, warnings as errors); and every exercise's starting point FAILs its grader with
-# the exercise's own reason — 02..06 through scripts/grade-exercise.sh (EXPECT_FAILURE of each
+# the exercise's own reason — 02..07 through scripts/grade-exercise.sh (EXPECT_FAILURE of each
 # exercise's CMakeLists.txt; 06 in the copy's asan build), 01 through scripts/check_new_pool.sh
 # (the scaffold fails saying "not implemented yet"; with no solution to try it exits 77).
 #

@@ -2,8 +2,12 @@
 // check.cpp — the grader of exercise 07-replay-schedule (scripts/grade-exercise.sh
 // 07-replay-schedule). Not for editing: your code is box_office.hpp.
 //
-// One program: 3 buyers, 2 seats, run with when_all. After it: at most 2 seats sold, exactly 2
-// (there are more buyers than seats), one payment per seat sold. Three parts:
+// One program: a show, its buyers run with when_all. After it: no more seats sold than the show
+// has, every seat sold (there is one buyer more than seats), one payment per seat sold. The show
+// comes from the seed (the run's number on the real pool): 2 seats and 3 buyers, then 1 and 2, then
+// 3 and 4, and so on; buyers carry numbers drawn from it too, so that a buy() which lets "the first
+// two buyers" in by their number sells the wrong seats. (Seed 1, the one a student reads first, is
+// 2 seats and 3 buyers.) The check counts the payments itself, from the desk's channel. Three parts:
 //  1. the real pool: 1,000 runs on a pools::coroutines::thread_pool of 2 threads (what a test
 //     suite would do; the starting point passes almost all of them);
 //  2. pools::sim, random walk: 5,000 seeds; the first failing seed stops the part and prints its
@@ -17,8 +21,10 @@
 #include <pools/sim/explore.hpp>
 
 #include <box_office.hpp>  // <>, not "": quotes would find the start's copy next to this file first
+#include <array>
 #include <chrono>
 #include <course/check.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -30,37 +36,50 @@ namespace {
 using namespace std::chrono_literals;
 namespace pc = pools::coroutines;
 
-constexpr int seats = 2;
-constexpr int buyers = 3;
+/// One show: how many seats, and the numbers its buyers carry (one buyer more than seats).
+struct show_plan {
+  int seats = 0;
+  std::vector<int> buyers;
+};
+
+/// The show of seed (or run) `n`, n >= 1: seats 2, 1, 3, 2, 1, 3, ...; buyer numbers distinct,
+/// from 100 to 988, in an order that changes with n.
+show_plan plan(std::uint64_t n) {
+  show_plan p;
+  p.seats = std::array{2, 1, 3}[(n - 1) % 3];
+  for (int b = 0; b <= p.seats; ++b) p.buyers.push_back(100 + static_cast<int>((n * 7 + 211 * b) % 889));
+  return p;
+}
 
 template <class Pool>
-pc::task<void> opening(Pool& pool, exercise::box_office& office) {
+pc::task<void> opening(Pool& pool, exercise::box_office& office, const show_plan& p) {
   std::vector<pc::task<void>> all;
-  for (int b = 0; b < buyers; ++b) all.push_back(exercise::buy(pool, office, b));
+  for (const int buyer : p.buyers) all.push_back(exercise::buy(pool, office, buyer));
   co_await pc::when_all(std::move(all));
   office.payments.close();
 }
 
 // "" when the show ended right; otherwise what went wrong.
 template <class Pool>
-pc::task<std::string> verify(Pool& /*pool*/, exercise::box_office& office) {
+pc::task<std::string> verify(Pool& /*pool*/, exercise::box_office& office, const show_plan& p) {
   int paid = 0;
   while (co_await office.payments.receive()) ++paid;
-  if (office.sold > seats)
-    co_return std::to_string(office.sold) + " seats sold, the show has " + std::to_string(seats);
-  if (office.sold < seats)
-    co_return "only " + std::to_string(office.sold) + " of " + std::to_string(seats) + " seats sold to " +
-        std::to_string(buyers) + " buyers";
+  if (office.sold > p.seats)
+    co_return std::to_string(office.sold) + " seats sold, the show has " + std::to_string(p.seats);
+  if (office.sold < p.seats)
+    co_return "only " + std::to_string(office.sold) + " of " + std::to_string(p.seats) + " seats sold to " +
+        std::to_string(p.buyers.size()) + " buyers";
   if (paid != office.sold)
     co_return std::to_string(paid) + " payments for " + std::to_string(office.sold) + " seats sold";
   co_return "";
 }
 
 template <class Pool>
-pc::task<std::string> show(Pool& pool) {
-  exercise::box_office office(seats, buyers);
-  co_await opening(pool, office);
-  co_return co_await verify(pool, office);
+pc::task<std::string> show(Pool& pool, std::uint64_t n) {
+  const show_plan p = plan(n);
+  exercise::box_office office(p.seats, p.buyers.size());
+  co_await opening(pool, office, p);
+  co_return co_await verify(pool, office, p);
 }
 
 void explore_part(course::report& report, const char* label, const char* strategy) {
@@ -74,7 +93,8 @@ void explore_part(course::report& report, const char* label, const char* strateg
   std::fflush(stdout);
   const auto r = pools::sim::explore(o, [](pools::sim::scheduler& s) {
     pc::simulated pool(s);
-    if (std::string problem = pool.run(show(pool)); !problem.empty()) throw std::runtime_error(problem);
+    if (std::string problem = pool.run(show(pool, s.seed())); !problem.empty())
+      throw std::runtime_error(problem);
   });
   std::fflush(stdout);
   report.require(!r.failed, r.failed ? std::string(label) + ": seed " + std::to_string(r.seed) +
@@ -95,8 +115,8 @@ int main() {
     pc::thread_pool pool(2);
     int failed = 0;
     std::string first;
-    for (int run = 0; run < 1000; ++run) {
-      if (std::string problem = pc::sync_wait(pool, show(pool)); !problem.empty()) {
+    for (std::uint64_t run = 0; run < 1000; ++run) {
+      if (std::string problem = pc::sync_wait(pool, show(pool, run + 1)); !problem.empty()) {
         if (failed++ == 0) first = problem;
       }
     }
