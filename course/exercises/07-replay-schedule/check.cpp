@@ -20,10 +20,11 @@
 #include <pools/coroutines/when_all.hpp>
 #include <pools/sim/explore.hpp>
 
-#include <box_office.hpp>  // <>, not "": quotes would find the start's copy next to this file first
 #include <array>
+#include <box_office.hpp>  // <>, not "": quotes would find the start's copy next to this file first
 #include <chrono>
 #include <course/check.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -47,6 +48,7 @@ struct show_plan {
 show_plan plan(std::uint64_t n) {
   show_plan p;
   p.seats = std::array{2, 1, 3}[(n - 1) % 3];
+  p.buyers.reserve(static_cast<std::size_t>(p.seats) + 1);
   for (int b = 0; b <= p.seats; ++b) p.buyers.push_back(100 + static_cast<int>((n * 7 + 211 * b) % 889));
   return p;
 }
@@ -54,6 +56,7 @@ show_plan plan(std::uint64_t n) {
 template <class Pool>
 pc::task<void> opening(Pool& pool, exercise::box_office& office, const show_plan& p) {
   std::vector<pc::task<void>> all;
+  all.reserve(p.buyers.size());
   for (const int buyer : p.buyers) all.push_back(exercise::buy(pool, office, buyer));
   co_await pc::when_all(std::move(all));
   office.payments.close();
