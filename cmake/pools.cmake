@@ -14,12 +14,12 @@ target_compile_options(pools_warnings INTERFACE -Wall -Wextra -Wpedantic $<$<BOO
 if(POOLS_SANITIZER STREQUAL "address")
   # Every UBSan check but vptr. The vptr check (is this object's dynamic type what the call says?)
   # looks up the vtable through the sanitizer runtime's IsAccessibleMemoryRange, which writes the
-  # bytes into a pipe() it opens for the purpose (so do GCC 12's and 14's libubsan and Clang 14's
-  # and 19's runtimes). A process out of descriptors — which the fault tests make every server be, on purpose —
-  # gets no pipe, and each vptr check that misses UBSan's cache then reports "object has invalid
-  # vptr" for a valid object and aborts: server_e2e_fibers' out-of-descriptors case died so about
-  # once in 25–70 runs. common/tests/sanitizer_descriptors_test.cpp fails with the check on. The
-  # fuzz build (server/fuzz/) keeps vptr on for the request core: nothing there runs out.
+  # bytes into a pipe() it opens for the purpose (GCC 12's and 14's libubsan, Clang 14's and 19's
+  # runtimes). A process out of descriptors — which the fault tests make every server be, on
+  # purpose — gets no pipe, and each vptr check that misses UBSan's cache then reports "object has
+  # invalid vptr" for a valid object and aborts: server_e2e_fibers' out-of-descriptors case died so
+  # about once in 25–70 runs. common/tests/sanitizer_descriptors_test.cpp fails with the check on.
+  # The fuzz build (server/fuzz/) keeps vptr on for the request core: nothing there runs out.
   add_compile_options(-fsanitize=address,undefined -fno-sanitize=vptr -fno-omit-frame-pointer
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
