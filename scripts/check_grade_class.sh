@@ -8,7 +8,9 @@
 #   class   a solution that crashes (abort)    -> FAIL
 #   while   a fix 2 that never calls done      -> FAIL, stopped by the check's own limit
 # and the logins map to valid, distinct pool names (J-Doe -> j_doe, j.doe -> j_doe_2, 123abc ->
-# s_123abc, class -> class_2, while -> while_2), written in results.csv and results.json.
+# s_123abc, class -> class_2, while -> while_2), written in results.csv and results.json. Then
+# exercise 07-replay-schedule, whose copies must be configured with the coroutines variant: its
+# solution PASSes, its starting point FAILs with the seed that oversells.
 #
 #   scripts/check_grade_class.sh SOURCE_TREE
 set -uo pipefail
@@ -71,3 +73,17 @@ assert all(by[l]["failures"] for l in by if l != "j.doe")
 PY
 [[ ! -e $work/out/.work && ! -e $work/out/.tree ]] || fail "the copies were left behind"
 echo "grade-class.sh grades each submission in its own copy: one PASS among four different failures"
+
+# An exercise on another variant: the copies are configured with the variants its CMakeLists.txt
+# links (07: pools::coroutines), or nothing of it builds.
+s7=$work/subs07
+mkdir -p "$s7/ref" "$s7/start"
+cp "$src/course/solutions/07-replay-schedule/box_office.hpp" "$s7/ref/"
+cp "$src/course/exercises/07-replay-schedule/box_office.hpp" "$s7/start/"
+"$src/scripts/grade-class.sh" 07-replay-schedule "$s7" "$work/out07" -j 2 --timeout 900 || fail "grade-class.sh 07 failed"
+csv=$work/out07/results.csv
+cat "$csv"
+[[ $(row ref) == 'ref,ref,PASS,'* ]] || fail "07, the solution: $(row ref)"
+[[ $(row start) == 'start,start,FAIL,'* ]] || fail "07, the starting point: $(row start)"
+row start | grep -q "seats sold, the show has" || fail "07, the starting point's failure does not name the overselling"
+echo "grade-class.sh grades exercise 07 in copies configured with the coroutines variant"

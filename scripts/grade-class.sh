@@ -68,13 +68,14 @@ out=$(cd "$out" && pwd)
 
 "$root/scripts/course-needs.sh" "$id" --class || exit 1
 
-# How the copy is configured: only the variant the exercise links (scripts/grade-exercise.sh).
+# How the copy is configured: only the variants the exercise links (scripts/grade-exercise.sh).
 exercise_dir=$root/course/exercises/$id
 if [[ -f $exercise_dir/CMakeLists.txt ]]; then
-  variants=futures  # the smallest variant: the configuration needs one
-  grep -q 'pools::fibers' "$exercise_dir/CMakeLists.txt" && variants=fibers
-  grep -q 'pools::reactor' "$exercise_dir/CMakeLists.txt" && variants=reactor
-  export GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=$variants -DPOOLS_BUILD_BENCH=OFF"
+  # Every variant named as pools::<variant> in the exercise's CMakeLists.txt (its LINK); none:
+  # the smallest one, futures, since a configuration needs one.
+  variants=$(grep -oE 'pools::(futures|fibers|coroutines|reactor)\b' "$exercise_dir/CMakeLists.txt" |
+    sed 's/^pools:://' | sort -u | paste -sd ';' -)
+  export GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=${variants:-futures} -DPOOLS_BUILD_BENCH=OFF"
 fi
 
 # Logins -> names (file comment). Sorted logins, so collisions number the same way every run.
