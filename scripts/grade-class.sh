@@ -71,10 +71,10 @@ out=$(cd "$out" && pwd)
 # How the copy is configured: only the variants the exercise links (scripts/grade-exercise.sh).
 exercise_dir=$root/course/exercises/$id
 if [[ -f $exercise_dir/CMakeLists.txt ]]; then
-  # Every variant named as pools::<variant> in the exercise's CMakeLists.txt (its LINK); none:
-  # the smallest one, futures, since a configuration needs one.
-  variants=$(grep -oE 'pools::(futures|fibers|coroutines|reactor)\b' "$exercise_dir/CMakeLists.txt" |
-    sed 's/^pools:://' | sort -u | paste -sd ';' -)
+  # Every pools::<name> in the exercise's CMakeLists.txt (its LINK) that is a folder of variants/;
+  # none: the smallest variant, futures, since a configuration needs one.
+  variants=$(grep -oE 'pools::[a-z][a-z0-9_]*' "$exercise_dir/CMakeLists.txt" | sed 's/^pools:://' | sort -u |
+    while read -r name; do [[ -d $root/variants/$name ]] && echo "$name"; done | paste -sd ';' -)
   export GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=${variants:-futures} -DPOOLS_BUILD_BENCH=OFF"
 fi
 

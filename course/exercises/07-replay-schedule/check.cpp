@@ -44,7 +44,7 @@ struct show_plan {
 };
 
 /// The show of seed (or run) `n`, n >= 1: seats 2, 1, 3, 2, 1, 3, ...; buyer numbers distinct,
-/// from 100 to 988, in an order that changes with n.
+/// from 100 to 988, shifted by n (none of them is a small index such as 0 or 1).
 show_plan plan(std::uint64_t n) {
   show_plan p;
   p.seats = std::array{2, 1, 3}[(n - 1) % 3];
