@@ -133,6 +133,18 @@ def source_commit(build):
         return "unknown"
 
 
+def machine(cpu):
+    """One line for the "measured at" lines of the docs (scripts/fill-numbers.py): CPUs, model, VM or
+    not, and the distribution, e.g. "2 vCPU AMD EPYC VM, Debian GNU/Linux 12 (bookworm)"."""
+    flags = next((l for l in open("/proc/cpuinfo") if l.startswith("flags")), "") if os.path.exists("/proc/cpuinfo") else ""
+    vm = " hypervisor" in flags or flags.endswith("hypervisor")
+    distro = platform.system()
+    if os.path.exists("/etc/os-release"):
+        distro = next((l.split("=", 1)[1].strip().strip('"') for l in open("/etc/os-release")
+                       if l.startswith("PRETTY_NAME=")), distro)
+    return f"{os.cpu_count()} {'vCPU' if vm else 'CPU'} {cpu}{' VM' if vm else ''}, {distro}"
+
+
 def find_binary(build, subject):
     subject = subject.split("/", 1)[0]  # a flavour runs its variant's binary
     hits = sorted(glob.glob(os.path.join(build, "**", f"bench_{subject}"), recursive=True))
@@ -498,7 +510,8 @@ def main():
     os.makedirs(os.path.join(args.out, "raw"), exist_ok=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown"}
+    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown",
+            "machine": machine(cpu)}
     if args.baseline:
         meta["baseline"] = args.baseline
         # Both labels from the same source: each build's own source tree.

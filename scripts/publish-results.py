@@ -67,9 +67,14 @@ def main():
     title, _, rest = open(os.path.join(args.run, "results.md")).read().partition("\n\n")
     with open(os.path.join(args.to, "comparison.md"), "w") as f:
         f.write(title + "\n\n" + since + rest)
-    shutil.copyfile(os.path.join(args.run, "http", "http.json"), os.path.join(args.to, "http.json"))
+    # http.json gets the run's commit and machine, which bench/http/run.py does not know: the
+    # "measured at" line of a page generated from it (scripts/fill-numbers.py) names them.
+    http_run = json.load(open(os.path.join(args.run, "http", "http.json")))
+    http = http_run.setdefault("meta", {})
+    http.update({"commit": commit, "cpu": meta.get("cpu", ""), **({"machine": meta["machine"]} if meta.get("machine") else {})})
+    with open(os.path.join(args.to, "http.json"), "w") as f:
+        json.dump(http_run, f, indent=2)
     body = open(http_md).read()
-    http = json.load(open(os.path.join(args.run, "http", "http.json"))).get("meta", {})
     with open(os.path.join(args.to, "http.md"), "w") as f:
         f.write("# pools: HTTP comparison against nginx\n\n"
                 f"{http.get('time', '')} · {meta.get('cpu', '')} · commit {commit} · "
