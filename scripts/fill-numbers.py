@@ -325,16 +325,23 @@ def comparison(args, data):
 
 
 def view_cmp_table(args, data):
-    require(args, ("src", "subjects", "workloads", "stat", "fmt", "labels"), ("subjects", "workloads"), "cmp-table")
+    require(args, ("src", "subjects", "workloads", "stat", "fmt", "labels", "headers"), ("subjects", "workloads"),
+            "cmp-table")
     run = comparison(args, data)
     subjects = args["subjects"].split(",")
     workloads = args["workloads"].split(",")
-    labels = [decode(x) for x in args["labels"].split(",")] if args.get("labels") else subjects
+    labels = [decode(x) for x in args["labels"].split(",")] if args.get("labels") else [s.rstrip("?") for s in subjects]
     if len(labels) != len(subjects):
         raise BlockError(f"labels= has {len(labels)} names for {len(subjects)} subjects")
+    # "tbb/again?": a row only when the run has that subject (a noise floor an older run lacks).
+    present = {r["variant"] for r in run["records"]}
+    kept = [(s.rstrip("?"), label) for s, label in zip(subjects, labels) if not s.endswith("?") or s[:-1] in present]
+    subjects, labels = [s for s, _ in kept], [label for _, label in kept]
     rows = [[label] + [cmp_cell(run, s, w, args.get("stat", "ratio"), args.get("fmt"), args.get("src") or "comparison.json")
                        for w in workloads] for s, label in zip(subjects, labels)]
-    header = ["subject"] + workloads
+    header = [decode(x) for x in args["headers"].split(",")] if args.get("headers") else ["subject"] + workloads
+    if len(header) != len(workloads) + 1:
+        raise BlockError(f"headers= has {len(header)} names for the subject column and {len(workloads)} workloads")
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * len(workloads)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
@@ -534,7 +541,7 @@ def self_test():
                               rec("coroutines", "submit", 1, ns_per_task=100.0)]}
     page = ("# t\n\nfib <!-- g:value src=records/t.json key=coroutines.median_ms fmt=.0f unit=%20ms -->?<!-- /g -->.\n\n"
             "<!-- g:table src=records/t.json table=t -->\n<!-- /g -->\n\n"
-            "<!-- g:cmp-table subjects=coroutines,futures workloads=fib,submit -->\nold\n<!-- /g -->\n\n"
+            "<!-- g:cmp-table subjects=coroutines,futures,tbb/again? workloads=fib,submit -->\nold\n<!-- /g -->\n\n"
             "<!-- g:measured src=comparison.json -->\n<!-- /g -->\n\n"
             "submit <!-- g:cmp-value subject=coroutines workload=submit stat=ns_per_task -->1<!-- /g --> ns.\n\n"
             "```\n<!-- g:nonsense -->an example, not a block<!-- /g -->\n```\n")
@@ -554,6 +561,7 @@ def self_test():
                in filled, "g:value must fill 43 ms inline", filled)
         expect("| textbook | 24.1 |\n| tuned | 3 |" in filled and "|---|---:|" in filled, "g:table", filled)
         expect("| futures | n/s | — |" in filled, "g:cmp-table: n/s for unsupported, — for no record", filled)
+        expect("| tbb/again |" not in filled, "g:cmp-table: a subject? the run lacks makes no row", filled)
         expect("at commit `def5678`, 2026-01-03, on Test CPU, 2 threads." in filled, "g:measured", filled)
         expect("submit <!-- g:cmp-value subject=coroutines workload=submit stat=ns_per_task -->100<!-- /g --> ns"
                in filled, "g:cmp-value", filled)
