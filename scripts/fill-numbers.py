@@ -430,7 +430,21 @@ def view_http_table(args, data):
     return "\n".join(lines)
 
 
-VIEWS = {"value": view_value, "table": view_table, "measured": view_measured,
+def view_records(args, data):
+    """An index of records/: each record's file, title and date (docs/results/README.md)."""
+    require(args, (), (), "records")
+    folder = os.path.join(data.dir, "records")
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".json")) if os.path.isdir(folder) else []
+    rows = []
+    for n in names:
+        rec = data.load(f"records/{n}")
+        if not isinstance(rec, dict) or not rec.get("title") or not rec.get("date"):
+            raise BlockError(f"records/{n} has no \"title\" or \"date\"")
+        rows.append([f"[`{n}`](records/{n})", rec["title"], rec["date"]])
+    return markdown_table(["record", "what it measured", "date"], rows) if rows else "(no records yet)"
+
+
+VIEWS = {"records": view_records, "value": view_value, "table": view_table, "measured": view_measured,
          "cmp-table": view_cmp_table, "cmp-value": view_cmp_value,
          "http-table": view_http_table, "http-value": view_http_value}
 
@@ -539,16 +553,27 @@ def self_test():
                               {"variant": "futures", "workload": "fib", "supported": False, "reason": "no"},
                               rec("asio_pool", "submit", 1, ns_per_task=400.0),
                               rec("coroutines", "submit", 1, ns_per_task=100.0)]}
+    hr = lambda server, scenario, rps, p99, ratio: {"server": server, "scenario": scenario, "requests_per_s": rps,
+                                                    "p50_ms": 1.0, "p99_ms": p99, "ratio": ratio}
+    http = {"meta": {"command": "bench/http/run.py --repeat 3", "time": "2026-01-04T01:00:00+0000",
+                     "commit": "fed9876", "machine": "test VM"},
+            "results": [hr("nginx", "plaintext", 1000.0, 2.0, 1.0), hr("coroutines", "plaintext", 1100.0, 1.0, 1.1),
+                        hr("nginx", "sleep", 500.0, 20.0, 0.5), hr("futures", "sleep", 0.0, None, 0.0)]}
     page = ("# t\n\nfib <!-- g:value src=records/t.json key=coroutines.median_ms fmt=.0f unit=%20ms -->?<!-- /g -->.\n\n"
             "<!-- g:table src=records/t.json table=t -->\n<!-- /g -->\n\n"
             "<!-- g:cmp-table subjects=coroutines,futures,tbb/again? workloads=fib,submit -->\nold\n<!-- /g -->\n\n"
             "<!-- g:measured src=comparison.json -->\n<!-- /g -->\n\n"
+            "<!-- g:records -->\n<!-- /g -->\n\n"
+            "<!-- g:http-table path=/sleep stats=rps,p99_ms -->\n<!-- /g -->\n\n"
+            "x <!-- g:http-value subject=coroutines path=/plaintext stat=p99_ratio -->?<!-- /g --> x\n\n"
+            "<!-- g:measured src=http.json -->\n<!-- /g -->\n\n"
             "submit <!-- g:cmp-value subject=coroutines workload=submit stat=ns_per_task -->1<!-- /g --> ns.\n\n"
             "```\n<!-- g:nonsense -->an example, not a block<!-- /g -->\n```\n")
     with tempfile.TemporaryDirectory() as root:
         os.makedirs(os.path.join(root, "docs", "results", "records"))
         json.dump(record, open(os.path.join(root, "docs/results/records/t.json"), "w"))
         json.dump(comparison, open(os.path.join(root, "docs/results/comparison.json"), "w"))
+        json.dump(http, open(os.path.join(root, "docs/results/http.json"), "w"))
         p = os.path.join(root, "page.md")
         open(p, "w").write(page)
 
@@ -563,6 +588,12 @@ def self_test():
         expect("| futures | n/s | — |" in filled, "g:cmp-table: n/s for unsupported, — for no record", filled)
         expect("| tbb/again |" not in filled, "g:cmp-table: a subject? the run lacks makes no row", filled)
         expect("at commit `def5678`, 2026-01-03, on Test CPU, 2 threads." in filled, "g:measured", filled)
+        expect("| [`t.json`](records/t.json) | t | 2026-01-02 |" in filled, "g:records", filled)
+        expect("| nginx | 500 | 20.00 |\n| futures | cannot serve it by design | |" in filled, "g:http-table", filled)
+        expect("x <!-- g:http-value subject=coroutines path=/plaintext stat=p99_ratio -->0.50<!-- /g --> x" in filled,
+               "g:http-value: p99 ÷ nginx's", filled)
+        expect("Measured by `bench/http/run.py --repeat 3` at commit `fed9876`, 2026-01-04, on test VM." in filled,
+               "g:measured of http.json", filled)
         expect("submit <!-- g:cmp-value subject=coroutines workload=submit stat=ns_per_task -->100<!-- /g --> ns"
                in filled, "g:cmp-value", filled)
         expect("an example, not a block" in filled, "a block in fenced code is left alone", filled)
