@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: MIT
 """Publishes a complete comparison run into docs/results/: the numbers the READMEs quote.
 
-  ./scripts/compare.sh --full && scripts/publish-results.py
+  ./scripts/compare.sh --full && scripts/publish-results.py && scripts/fill-numbers.py
 
 Copies bench/results/latest/ (what compare.sh wrote) to docs/results/:
   results.md, results.png, results.json -> comparison.md, comparison.png, comparison.json
   http/http.md, http/http.json          -> http.md, http.json
-and heads http.md with the run's command, commit, date and machine (results.md has them already).
+and heads http.md with the run's command, commit, date and machine (results.md has them already);
+http.json gets the commit and machine in its meta, for the pages' "measured at" lines.
 Refuses a quick run (its numbers are a first look, not a publication) and a run whose commit is not
 HEAD, so a published table always names the code that made it; with --changed-since-ok a run of an
 earlier commit is published with the list of files changed since written under its header (for
@@ -83,6 +84,7 @@ def main():
                 "after the bench run in [comparison.md](comparison.md).\n\n" + since + body)
     for name in ("comparison.md", "comparison.png", "comparison.json", "http.md", "http.json"):
         print(os.path.relpath(os.path.join(args.to, name), ROOT))
+    print("now scripts/fill-numbers.py: every page's generated numbers from the new files (ctest docs_numbers)")
 
 
 if __name__ == "__main__":
