@@ -213,7 +213,10 @@ def view_value(args, data):
     rec = data.load(args["src"])
     if not isinstance(rec, dict) or not isinstance(rec.get("values"), dict):
         raise BlockError(f"src={args['src']} is not a record (no \"values\"): g:value reads records")
-    v = dotted(rec["values"], args["key"], f"{args['src']} values")
+    key = args["key"]
+    if key.startswith("values.") and "values" not in rec["values"]:
+        key = key[len("values."):]  # the path written from the record's top: the same value
+    v = dotted(rec["values"], key, f"{args['src']} values")
     if isinstance(v, (dict, list)):
         raise BlockError(f"key={args['key']} in {args['src']} is not a number but a {type(v).__name__}")
     return fmt_number(v, args.get("fmt"), args["key"]) + decode(args.get("unit", ""))
