@@ -166,7 +166,7 @@ prepare_fn on_pool(Body body) {
 // general allocator (malloc) rather than from its free list or a batch of frames the workers
 // handed back through frame_allocator's transfer cache. Near 0 when the workers keep up with the
 // poster (frames go round); near 1 when the poster runs ahead of them and every post pays malloc,
-// as asio_pool's does (variants/coroutines/README.md, "The drain's count, split"). The
+// as asio_pool's does (docs/results/history/coroutines.md, "the drain's count, split"). The
 // repetition runs on the posting thread, so this thread's counters are its.
 prepare_fn with_poster_frames(const prepare_fn& inner) {
   return [inner](const params& p) -> repetition {

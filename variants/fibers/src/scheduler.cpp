@@ -251,7 +251,7 @@ void scheduler::inject(std::uintptr_t item, bool new_task) {
 // `sleepers_`, issues a seq_cst fence, then re-reads those same variables. The two fences are
 // ordered one way or the other in the single seq_cst order, and whichever comes second sees the
 // store the other side made before its fence: no worker sleeps through work it should have taken.
-// The fence is the price (one per spawn) — see README, "costs". Under ThreadSanitizer it is an
+// The fence is the price (one per spawn) — see README, "The scheduler". Under ThreadSanitizer it is an
 // RMW of one shared word, which TSan sees as the same ordering (pools/detail/seq_cst_fence.hpp).
 void scheduler::notify_one_if_sleeping() noexcept {
   pools::detail::seq_cst_fence();

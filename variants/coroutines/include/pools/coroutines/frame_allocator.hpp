@@ -5,7 +5,7 @@
 // Every call of a coroutine allocates its frame (the compiler may elide it only when the caller
 // provably outlives the callee, which a task handed to another thread never does). fib(30) with
 // one task per call allocates 2.7 million frames; through malloc that is about a third of the run
-// time (measured: README, "Frame allocation"). Frames of one coroutine all have the same size,
+// time (measured: docs/results/history/coroutines.md). Frames of one coroutine all have the same size,
 // so a free list per size class and per thread serves them with a pointer pop and push:
 //
 //   allocate(n): class = ceil(n / 64); pop this thread's list for that class, else take a batch

@@ -27,7 +27,7 @@
 // thread that pops the handle (lock) and resumes the coroutine. An idle thread sleeps on a
 // condition variable; each enqueue wakes one. This one lock is also the pool's bottleneck:
 // every fork of a when_all and every resume goes through it (the tuned thread_pool gives each
-// worker its own lock-free deque instead: README, "The ladder").
+// worker its own lock-free deque instead: README, "The tuned pool").
 //
 // SHUTDOWN. The destructor drains: a pool thread leaves only when the queue is empty and no
 // posted or spawned coroutine is unfinished. Counting matters because a suspended coroutine is in

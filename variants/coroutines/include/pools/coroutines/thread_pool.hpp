@@ -27,7 +27,7 @@
 // for parallelism when no other worker is already searching.
 // A submitter that sees a worker searching skips its wake; so the last searcher to find work (it
 // may be other work) wakes a parked worker, which starts as a searcher (Tokio's rule; README,
-// "The searching hole").
+// "Parking").
 //
 // Destruction drains: it waits until every posted and spawned task (and whatever they spawn or
 // post meanwhile) has finished, then stops and joins the workers. A spawned task suspended
@@ -297,7 +297,7 @@ class thread_pool final : public scheduler {
   // The injection queue: submissions from threads that are not workers of this pool. The
   // futures pool's two-lock queue (pools/two_lock_queue.hpp): a poster locks only the tail, a
   // worker taking a batch only the head, and a queue in steady state allocates nothing. (Before:
-  // a std::deque under one lock; README, "The searching hole, outside submission, ...", step 2.)
+  // a std::deque under one lock; docs/results/history/coroutines.md, "the searching hole".)
   pools::two_lock_queue<void*> injected_;
   // Threads inside inject() or add_timer(): the destructor waits for 0 (see there).
   std::atomic<std::uint32_t> submitters_{0};
@@ -306,7 +306,7 @@ class thread_pool final : public scheduler {
 
   // Draining: detached tasks (post, spawn) started and finished, counted apart. One shared
   // count of tasks in flight would be written by the poster on every post and by a worker on
-  // every finish, one cache line bouncing between them (README, "The drain's count, split").
+  // every finish, one cache line bouncing between them (docs/results/history/coroutines.md).
   // Workers count in their own worker::started and worker::finished; other threads here, each
   // count on its own line so that a poster outside the pool and a task finishing outside it do
   // not share one either.

@@ -30,7 +30,7 @@ inline void yield() {
 
 /// Suspends the calling fiber until `deadline`; its worker runs other fibers meanwhile. The wake
 /// comes from the pool's timer queue, which workers check whenever they look for work and wait
-/// on when idle (README, "timers"). Resolution: a worker busy in a long computation that never
+/// on when idle (README, "The scheduler"). Resolution: a worker busy in a long computation that never
 /// suspends delays it, as with any cooperative scheduler.
 template <class Clock, class Duration>
 void sleep_until(const std::chrono::time_point<Clock, Duration>& deadline) {
