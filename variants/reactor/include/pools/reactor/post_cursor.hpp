@@ -22,10 +22,10 @@
 // A burst that has reached max_run is a *stream*, and only a pause of stream_gap_ns ends it.
 // That is what lets a stream read a cheap clock. The burst test needs a fine clock (50 us), and
 // on the post path a fine read costs far more than its 16 ns in a loop. Measured on the Intel VM
-// in interleaved rounds (README.md "Numbers"), per_thread `submit` ÷ asio::thread_pool: fine clock
-// on every post 1.01-1.14; a raw TSC read instead, with or without a fence, 0.97-1.00; no clock
-// at all 0.85-0.88. Why a TSC read costs this much here was not found. A stream reads the
-// kernel's tick clock instead (CLOCK_MONOTONIC_COARSE: a memory read, one tick = 1-4 ms):
+// in interleaved rounds (docs/results/history/reactor.md), per_thread `submit` ÷
+// asio::thread_pool: fine clock on every post 1.01-1.14; a raw TSC read instead, with or
+// without a fence, 0.97-1.00; no clock at all 0.85-0.88. Why a TSC read costs this much here was not found. A
+// stream reads the kernel's tick clock instead (CLOCK_MONOTONIC_COARSE: a memory read, one tick = 1-4 ms):
 // 0.87-0.95. A pause must span several ticks to be seen, hence 20 ms — also longer than a
 // poster is off the CPU when it is merely preempted, so a stream on a busy machine stays one.
 // The price: a fan-out within 20 ms of the end of a stream from the same thread lands in a run.
