@@ -10,7 +10,8 @@ one optimisation off (coroutines/nocache, reactor/shared) and the references. Pr
 one Markdown table: each workload's value for the textbook and the tuned pool, textbook ÷ tuned
 (what the whole ladder buys; for time, ns and bytes above 1 means the tuned pool is faster), the
 flavours ÷ tuned, the tuned pool ÷ its reference, and the run's noise floor (<reference>/again ÷
-<reference>: asio_pool/again or tbb/again, for the workloads run in rounds). docs/optimizations.md is written from this output.
+<reference>: asio_pool/again or tbb/again, for the workloads run in rounds). Its tables for one run are
+kept in docs/results/records/ladder.json, from which docs/optimizations.md is generated.
 """
 import json
 import sys
