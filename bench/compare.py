@@ -5,7 +5,7 @@
 Subjects are the registered variants (<build>/pools_variants.txt, written by CMake), their
 flavours (variants/<name>/bench/flavours.txt: the same binary run again under an environment
 setting, e.g. reactor/shared), plus the references that were built (tbb, openmp, asio_pool,
-naive, boost_fiber). Each (subject, workload)
+naive, boost_fiber, stdexec_pool when stdexec was found). Each (subject, workload)
 runs as its own process (so max RSS is per workload) under a time limit. Results are written to
 --out as results.json (every record), results.md (tables with ratios to a reference measured in
 the same run) and results.png (when matplotlib is available).
@@ -41,7 +41,7 @@ import sys
 
 from progress import Progress
 
-REFERENCES = ["tbb", "openmp", "asio_pool", "naive", "boost_fiber"]
+REFERENCES = ["tbb", "openmp", "asio_pool", "naive", "boost_fiber", "stdexec_pool"]
 WORKLOADS = ["fib", "skynet", "nqueens", "matmul", "submit", "submit_future", "vector_fill", "wakeup", "memory"]
 # What each workload is judged by, which way is better, and the reference it is a ratio to.
 MEASURE = {

@@ -21,9 +21,9 @@
 # .json, .png; http/http.md, .json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache (used by the build when installed) keys its cache on paths relative to this checkout,
-# so a fresh clone in another folder reuses what an earlier build compiled.
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+# The compiler cache's base folder, as in scripts/test.sh (which says why).
+if [[ -d ../shared/third_party ]]; then export CCACHE_BASEDIR="$(dirname "$PWD")"; else export CCACHE_BASEDIR="$PWD"; fi
+export CCACHE_NOHASHDIR=1
 
 mode=quick
 args=()

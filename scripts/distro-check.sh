@@ -113,6 +113,12 @@ clone() {
   if [[ -e $root/src ]]; then safe_rm "$root/src"; fi
   git clone --quiet --no-checkout "$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir)" "$root/src"
   git -C "$root/src" checkout --quiet --detach "$commit"
+  # The optional inputs Debian lacks, beside the checkout as on this machine (../shared/third_party:
+  # stdexec's headers, BS::thread_pool's test program), so the root builds what this machine builds.
+  if [[ -e $root/shared ]]; then safe_rm "$root/shared"; fi
+  if [[ -d $repo/../shared/third_party ]]; then
+    mkdir -p "$root/shared" && cp -a "$repo/../shared/third_party" "$root/shared/third_party"
+  fi
 }
 
 # Runs a command in the root's /src as a login shell would, with /proc, /sys, /dev and the ccache

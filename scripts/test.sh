@@ -32,9 +32,12 @@
 # second run rebuilds little.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache (used by the build when installed) keys its cache on paths relative to this checkout,
-# so a fresh clone in another folder reuses what an earlier build compiled.
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+# ccache (used by the build when installed) keys its cache on paths relative to CCACHE_BASEDIR,
+# so a fresh clone in another folder reuses what an earlier build compiled. With the optional
+# inputs beside the checkout (../shared/third_party: cmake/stdexec.cmake), the base is the folder
+# holding both, so stdexec's headers are named relatively too.
+if [[ -d ../shared/third_party ]]; then export CCACHE_BASEDIR="$(dirname "$PWD")"; else export CCACHE_BASEDIR="$PWD"; fi
+export CCACHE_NOHASHDIR=1
 
 all_presets=(release clang asan tsan handout fuzz portable arm64 trixie)
 # The default run, and CI's: every preset. trixie (Debian 13: GCC 14, Boost 1.83, oneTBB 2022)
