@@ -25,12 +25,12 @@ void check_zero_threads_means_every_core(MakePool make_pool) {
   {
     auto pool = make_pool();
     CHECK(pool.concurrency() == cores);
-    for (int i = 0; i < tasks; ++i) pool.post([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+    for (int i = 0; i < tasks; ++i) pool.post([&ran] { ++ran; });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (ran.load(std::memory_order_relaxed) < tasks && std::chrono::steady_clock::now() < deadline)
+    while (ran.load() < tasks && std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
   }
-  CHECK(ran.load(std::memory_order_relaxed) == tasks);
+  CHECK(ran.load() == tasks);
 }
 
 }  // namespace pools::testing
