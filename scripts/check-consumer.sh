@@ -71,12 +71,12 @@ futures_only() {
     fail "futures_only's link line names a third-party library: $line"
   fi
   local pools_libs
-  pools_libs=$(grep -Eo 'libpools_[a-z_]+' <<<"$line" | sort -u | tr '\n' ' ' || true)
-  if [[ -n $pools_libs && ( -z $allowed || -n $(tr ' ' '\n' <<<"$pools_libs" | grep -Ev "^($allowed)?$" || true) ) ]]; then
-    fail "futures_only's link line names $pools_libs(allowed: ${allowed:-none}): $line"
+  pools_libs=$(grep -Eo 'libpools_[a-z_]+' <<<"$line" | sort -u | paste -sd' ' || true)
+  if [[ -n $pools_libs && ( -z $allowed || -n $(tr ' ' '\n' <<<"$pools_libs" | grep -Ev "^($allowed)$" || true) ) ]]; then
+    fail "futures_only's link line names $pools_libs (allowed: ${allowed:-none}): $line"
   fi
   "$dir/futures_only" >/dev/null || fail "futures_only built in $dir gave a wrong answer"
-  echo "   futures_only links: ${pools_libs:-no library of pools,} no fmt, nlohmann-json or Boost"
+  echo "   futures_only links ${pools_libs:-no library of pools}; no fmt, nlohmann-json or Boost"
 }
 
 # <build dir>: the consumer loads shared libraries of pools, each with the SONAME of this version.
