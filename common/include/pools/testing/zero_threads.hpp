@@ -27,8 +27,7 @@ void check_zero_threads_means_every_core(MakePool make_pool) {
     CHECK(pool.concurrency() == cores);
     for (int i = 0; i < tasks; ++i) pool.post([&ran] { ++ran; });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (ran.load() < tasks && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::yield();
+    while (ran.load() < tasks && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
   }
   CHECK(ran.load() == tasks);
 }

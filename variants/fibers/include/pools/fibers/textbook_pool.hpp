@@ -54,7 +54,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <stop_token>
 #include <thread>
 #include <vector>

@@ -33,7 +33,6 @@
 #include <future>
 #include <mutex>
 #include <queue>
-#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
