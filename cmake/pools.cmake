@@ -65,7 +65,8 @@ set(POOLS_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. CACHE INTERNAL "pools source root")
 # a 0.x minor release may change the ABI, a patch release may not), and finds its sibling libraries
 # in its own folder wherever the installation is moved ($ORIGIN). Symbols keep the default
 # visibility: the libraries' out-of-line functions are their API, and the one piece of state that
-# must be unique per process in a header (the unhandled-exception handler) is an inline variable.
+# must be unique per process in a header (the unhandled-exception handler) is an inline variable;
+# pools::tools alone narrows its exports to what names pools (common/CMakeLists.txt).
 function(pools_library_properties target)
   if(pools_VERSION_MAJOR EQUAL 0)
     set(_soversion ${pools_VERSION_MAJOR}.${pools_VERSION_MINOR})
