@@ -2,8 +2,6 @@
 // Recording (pools/trace.hpp): one ring buffer per thread, registered once, never freed.
 #include <pools/trace.hpp>
 
-#include <fmt/core.h>
-
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -53,7 +51,7 @@ detail::ring& my_ring() noexcept {
     // _for_overwrite: no zeroing, so a thread that records little touches few of the 8 MiB.
     r->records = std::make_unique_for_overwrite<record[]>(ring_capacity);
     r->track = static_cast<std::uint16_t>(reg.rings.size());
-    r->name = fmt::format("thread {}", r->track);
+    r->name = "thread " + std::to_string(r->track);
     tl_ring = r.get();
     reg.rings.push_back(std::move(r));
     static thread_local exit_marker marker;  // constructed here, destroyed as the thread exits
@@ -80,7 +78,7 @@ void name_worker(const void* pool, std::string_view pool_name, unsigned index) n
   r.pool = id_of(pool);
   r.index = index;
   r.named_ns = now_ns();
-  r.name = fmt::format("{} worker {}", pool_name, index);
+  r.name = std::string(pool_name) + " worker " + std::to_string(index);
 }
 
 void name_thread(std::string_view name) noexcept {

@@ -7,6 +7,8 @@
 // prints the exception to stderr. Tests and applications can install their own handler.
 #pragma once
 
+#include <atomic>
+#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -14,11 +16,38 @@ namespace pools {
 
 using unhandled_exception_handler = void (*)(std::exception_ptr) noexcept;
 
+// Header-only, so that a header-only pool (futures) needs no compiled library. The handler is an
+// inline variable: one object in the whole program, shared libraries included (default visibility;
+// GCC and Clang give it a unique symbol the dynamic linker binds once).
+namespace detail {
+
+inline void print_unhandled_exception(std::exception_ptr e) noexcept {
+  try {
+    std::rethrow_exception(std::move(e));
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "pools: a posted task threw an exception: %s\n", ex.what());
+  } catch (...) {
+    std::fprintf(stderr, "pools: a posted task threw a non-standard exception\n");
+  }
+}
+
+inline std::atomic<unhandled_exception_handler> current_unhandled_exception_handler{
+    &print_unhandled_exception};
+
+}  // namespace detail
+
 /// Installs `handler` (nullptr restores the default) and returns the previous one. Thread-safe.
-unhandled_exception_handler set_unhandled_exception_handler(unhandled_exception_handler handler) noexcept;
+inline unhandled_exception_handler set_unhandled_exception_handler(
+    unhandled_exception_handler handler) noexcept {
+  return detail::current_unhandled_exception_handler.exchange(
+      handler != nullptr ? handler : &detail::print_unhandled_exception);
+}
 
 /// Hands `e` to the installed handler. Called by executors; never throws.
-void report_unhandled_exception(std::exception_ptr e) noexcept;
+inline void report_unhandled_exception(std::exception_ptr e) noexcept {
+  // acquire pairs with the exchange above so a freshly installed handler is the one called.
+  detail::current_unhandled_exception_handler.load(std::memory_order_acquire)(std::move(e));
+}
 
 /// Runs f(), reporting instead of propagating any exception. Executors call tasks through this.
 template <class F>

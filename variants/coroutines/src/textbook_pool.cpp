@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The textbook coroutine pool (textbook_pool.hpp explains the design; this file is its loop).
 #include <pools/coroutines/textbook_pool.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/trace.hpp>
 
 namespace pools::coroutines {
 
 textbook_pool::textbook_pool(std::size_t threads) {
-  if (threads == 0)
-    throw std::invalid_argument("pools::coroutines::textbook_pool: thread count must be at least 1");
+  threads = pools::thread_count(threads);  // 0: one per hardware thread, as in every pool
   threads_.reserve(threads);
   try {
     for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this, i] { run_thread(i); });

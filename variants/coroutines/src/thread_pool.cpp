@@ -5,6 +5,7 @@
 #include <pools/cpu_relax.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
 #include <pools/futex.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/trace.hpp>
 
 #include <algorithm>
@@ -57,10 +58,11 @@ inline void run(void* h) {
 
 }  // namespace
 
+// threads == 0: one worker per hardware thread (pools/thread_count.hpp), as in every pool; idle_
+// is sized from the same count.
 thread_pool::thread_pool(std::size_t threads, pools::park_hook* hook)
-    : hook_(hook), idle_((threads + 63) / 64) {
-  if (threads == 0)
-    throw std::invalid_argument("pools::coroutines::thread_pool: thread count must be at least 1");
+    : hook_(hook), idle_((pools::thread_count(threads) + 63) / 64) {
+  threads = pools::thread_count(threads);
   workers_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     workers_.push_back(std::make_unique<detail::worker>(this, static_cast<unsigned>(i)));

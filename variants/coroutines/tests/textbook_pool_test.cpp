@@ -12,6 +12,7 @@
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/textbook_pool.hpp>
 #include <pools/coroutines/when_all.hpp>
+#include <pools/testing/zero_threads.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
@@ -60,8 +61,11 @@ void count_report(std::exception_ptr) noexcept {
 
 }  // namespace
 
+TEST_CASE("textbook_pool: a thread count of 0 starts one thread per hardware thread") {
+  pools::testing::check_zero_threads_means_every_core([] { return pc::textbook_pool(0); });
+}
+
 TEST_CASE("textbook_pool: construction and concurrency") {
-  CHECK_THROWS_AS(pc::textbook_pool(0), std::invalid_argument);
   pc::textbook_pool pool(3);
   CHECK(pool.concurrency() == 3);
   CHECK_FALSE(pool.on_worker_thread());

@@ -4,6 +4,7 @@
 
 #include <pools/cpu_relax.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/thread_name.hpp>
 #include <pools/unhandled_exception.hpp>
 
@@ -67,14 +68,13 @@ void fatal(const char* what) noexcept {
 
 scheduler::scheduler(const pool_options& options)
     : hook_(options.park_hook), stacks_(options.stack), idle_limit_(options.idle_fibers_per_worker) {
-  if (options.threads == 0)
-    throw std::invalid_argument("pools::fibers::thread_pool: threads must be at least 1");
-  if (options.threads > 4096) {
-    throw std::invalid_argument("pools::fibers::thread_pool: " + std::to_string(options.threads) +
+  const std::size_t threads = pools::thread_count(options.threads);  // 0: one per hardware thread
+  if (threads > 4096) {
+    throw std::invalid_argument("pools::fibers::thread_pool: " + std::to_string(threads) +
                                 " threads is more than the 4096 supported");
   }
-  workers_.reserve(options.threads);
-  for (std::size_t i = 0; i < options.threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
+  workers_.reserve(threads);
+  for (std::size_t i = 0; i < threads; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
   try {
     for (auto& w : workers_) {
       worker* raw = w.get();

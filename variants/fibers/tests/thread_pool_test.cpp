@@ -8,6 +8,7 @@
 #include <pools/fibers/latch.hpp>
 #include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
+#include <pools/testing/zero_threads.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -30,9 +31,14 @@ using fibers_test::fib;
 using fibers_test::thread_id_now;
 }  // namespace
 
+TEST_CASE("thread_pool: a thread count of 0 starts one worker per hardware thread") {
+  pools::testing::check_zero_threads_means_every_core([] { return thread_pool(0); });
+  pools::fibers::pool_options o;
+  o.threads = 0;
+  pools::testing::check_zero_threads_means_every_core([&o] { return thread_pool(o); });
+}
+
 TEST_CASE("thread_pool: bad construction arguments are rejected with a clear message") {
-  CHECK_THROWS_WITH_AS(thread_pool(0), "pools::fibers::thread_pool: threads must be at least 1",
-                       std::invalid_argument);
   pools::fibers::pool_options o;
   o.threads = 1;
   o.stack.size = 1024;

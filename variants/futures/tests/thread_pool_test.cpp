@@ -4,6 +4,7 @@
 
 #include <pools/executor.hpp>
 #include <pools/futures/thread_pool.hpp>
+#include <pools/testing/zero_threads.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -42,6 +43,9 @@ TEST_CASE("construction: thread count, ids, default = hardware concurrency") {
     CHECK(zero.get_thread_count() == hw);
     thread_pool def;
     CHECK(def.get_thread_count() == hw);
+    pools::testing::check_zero_threads_means_every_core([] { return thread_pool(0); });
+    pools::testing::check_zero_threads_means_every_core(
+        [] { return pools::futures::priority_thread_pool(0); });
   }
   SUBCASE("an absurd count (a negative number turned into size_t) is refused, with the reason") {
     CHECK_THROWS_WITH_AS(thread_pool(static_cast<std::size_t>(-1)), doctest::Contains("at most 65536"),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <pools/reactor/executor.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/thread_name.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
@@ -64,8 +65,10 @@ void run_reporting(boost::asio::io_context& ctx) noexcept {
 
 }  // namespace
 
-executor::executor(std::size_t threads, reactor::strategy s) : strategy_(s), threads_count_(threads) {
-  if (threads == 0) throw std::invalid_argument("pools::reactor::executor: threads must be at least 1");
+// threads == 0: one reactor thread per hardware thread (pools/thread_count.hpp), as in every pool.
+executor::executor(std::size_t threads, reactor::strategy s)
+    : strategy_(s), threads_count_(pools::thread_count(threads)) {
+  threads = threads_count_;
   // The concurrency hint is a promise to Asio. 1 (per_thread) lets its scheduler skip waking
   // other threads and keep posts made on the context's own thread in a lock-free private queue.
   const std::size_t contexts = s == strategy::per_thread ? threads : 1;

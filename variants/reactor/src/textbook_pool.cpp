@@ -14,6 +14,7 @@
 // completion). Each loop is its own "pool" there, as it has its own queue. Without
 // -DPOOLS_TRACE=ON they compile to nothing; read past them.
 #include <pools/reactor/textbook_pool.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 
@@ -136,7 +137,7 @@ struct textbook_pool::loop {
 // that returns: if this body throws (a loop fails to start), ~textbook_pool() runs and stops the
 // loops already started.
 textbook_pool::textbook_pool(std::size_t threads) : textbook_pool() {
-  if (threads == 0) throw std::invalid_argument("pools::reactor::textbook_pool: threads must be at least 1");
+  threads = pools::thread_count(threads);  // 0: one loop per hardware thread, as in every pool
   for (std::size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<loop>(i));
 }
 

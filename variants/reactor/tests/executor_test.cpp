@@ -5,6 +5,7 @@
 #include <pools/reactor/executor.hpp>
 #include <pools/reactor/strategy.hpp>
 #include <pools/submit.hpp>
+#include <pools/testing/zero_threads.hpp>
 #include <pools/wait_group.hpp>
 
 #include <boost/asio/post.hpp>
@@ -67,10 +68,9 @@ TEST_CASE("strategy: names round-trip, anything else is rejected") {
   CHECK_FALSE(pools::reactor::parse_strategy("per-thread").has_value());
 }
 
-TEST_CASE("executor: zero threads is rejected with a clear error") {
-  CHECK_THROWS_WITH_AS(executor(0, strategy::per_thread), doctest::Contains("at least 1"),
-                       std::invalid_argument);
-  CHECK_THROWS_AS(shared_executor(0), std::invalid_argument);
+TEST_CASE("executor: a thread count of 0 starts one thread per hardware thread, in both strategies") {
+  pools::testing::check_zero_threads_means_every_core([] { return per_thread_executor(0); });
+  pools::testing::check_zero_threads_means_every_core([] { return shared_executor(0); });
 }
 
 TEST_CASE("executor: per_thread has one io_context per thread, shared has one for all") {

@@ -57,7 +57,7 @@ namespace pools::coroutines {
 
 class textbook_pool final : public scheduler {
  public:
-  /// Starts `threads` threads. Throws std::invalid_argument for 0.
+  /// Starts `threads` threads; 0 means one per hardware thread (pools/thread_count.hpp).
   explicit textbook_pool(std::size_t threads = std::thread::hardware_concurrency());
   textbook_pool(const textbook_pool&) = delete;
   textbook_pool& operator=(const textbook_pool&) = delete;

@@ -95,7 +95,7 @@ posted_coroutine run_posted(F f) {
 
 class thread_pool final : public scheduler {
  public:
-  /// Starts `threads` workers. Throws std::invalid_argument for 0.
+  /// Starts `threads` workers; 0 means one per hardware thread (pools/thread_count.hpp).
   explicit thread_pool(std::size_t threads = std::thread::hardware_concurrency())
       : thread_pool(threads, nullptr) {}
   /// Idle workers wait in `hook` (pools/park_hook.hpp) instead of on a futex: a server's

@@ -45,6 +45,7 @@
 #pragma once
 
 #include <pools/submit.hpp>  // pools::promised_task; std::future, std::promise (<future>)
+#include <pools/thread_count.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
@@ -53,7 +54,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <stop_token>
 #include <thread>
 #include <vector>
@@ -87,7 +87,7 @@ inline thread_local fiber* current = nullptr;
 class textbook_pool {
  public:
   explicit textbook_pool(std::size_t threads) {
-    if (threads == 0) throw std::invalid_argument("pools::fibers::textbook_pool: threads must be at least 1");
+    threads = pools::thread_count(threads);  // 0: one per hardware thread, as in every pool
     for (std::size_t i = 0; i < threads; ++i)
       workers_.emplace_back([this, i](const std::stop_token& stop) { work(stop, i); });
   }

@@ -40,7 +40,7 @@
 namespace pools::fibers {
 
 struct pool_options {
-  /// Worker threads (at least 1).
+  /// Worker threads; 0 means one per hardware thread (pools/thread_count.hpp).
   std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
   /// Size and guard page of every fiber stack (stack_pool.hpp explains the defaults).
   stack_options stack{};
@@ -60,9 +60,9 @@ struct pool_statistics {
 
 class thread_pool {
  public:
-  /// `threads` workers with default options. Throws std::invalid_argument when threads == 0.
+  /// `threads` workers with default options; 0 means one per hardware thread.
   explicit thread_pool(std::size_t threads);
-  /// Throws std::invalid_argument for zero threads or a stack size out of range.
+  /// Throws std::invalid_argument for more than 4096 threads or a stack size out of range.
   explicit thread_pool(const pool_options& options);
   ~thread_pool();
   thread_pool(const thread_pool&) = delete;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <pools/submit.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/trace.hpp>
 #include <pools/unhandled_exception.hpp>
 #include <pools/unique_function.hpp>
@@ -32,7 +33,6 @@
 #include <future>
 #include <mutex>
 #include <queue>
-#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -41,10 +41,9 @@ namespace pools::futures {
 
 class textbook_pool {
  public:
-  /// Starts `threads` worker threads.
+  /// Starts `threads` worker threads; 0 means one per hardware thread (pools/thread_count.hpp).
   explicit textbook_pool(std::size_t threads) {
-    if (threads == 0)
-      throw std::invalid_argument("pools::futures::textbook_pool: threads must be at least 1");
+    threads = pools::thread_count(threads);
     workers_.reserve(threads);
     try {
       for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });

@@ -39,6 +39,7 @@
 #include <pools/futures/priority_task_queue.hpp>
 #include <pools/futures/this_thread.hpp>
 #include <pools/index_blocks.hpp>
+#include <pools/thread_count.hpp>
 #include <pools/trace.hpp>
 #include <pools/two_lock_queue.hpp>
 #include <pools/unhandled_exception.hpp>
@@ -355,8 +356,7 @@ class basic_thread_pool {
                                   " threads requested, at most " + std::to_string(max_threads) +
                                   " are allowed");
     }
-    if (requested != 0) return requested;
-    return std::max<std::size_t>(std::thread::hardware_concurrency(), 1);
+    return pools::thread_count(requested);  // 0: one per hardware thread, as in every pool
   }
 
   template <class F>

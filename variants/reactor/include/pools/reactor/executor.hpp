@@ -82,7 +82,7 @@ class executor {
  public:
   using context_type = boost::asio::io_context;
 
-  /// Starts `threads` reactor threads (at least 1, else std::invalid_argument) with strategy `s`.
+  /// Starts `threads` reactor threads (0: one per hardware thread) with strategy `s`.
   executor(std::size_t threads, reactor::strategy s);
   executor(const executor&) = delete;
   executor& operator=(const executor&) = delete;

@@ -57,7 +57,7 @@ class textbook_pool {
   using clock = std::chrono::steady_clock;
   using task = unique_function<void()>;
 
-  /// Starts `threads` loops, one thread each (0 -> std::invalid_argument).
+  /// Starts `threads` loops, one thread each (0: one per hardware thread).
   explicit textbook_pool(std::size_t threads);  // not copyable (the atomic is not)
   /// Drains (see above), then joins the threads.
   ~textbook_pool();
