@@ -4,6 +4,7 @@
 // it waits, and racing its normal completion (counted: every wait ends exactly once).
 #include <doctest/doctest.h>
 
+#include <pools/coroutines/async_event.hpp>
 #include <pools/coroutines/channel.hpp>
 #include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/sleep.hpp>
@@ -305,4 +306,76 @@ TEST_CASE("when_all under a token: a stop from above reaches every child") {
                   pc::operation_cancelled);
   stopper.join();
   CHECK(cancelled.load() == 2);
+}
+
+namespace {
+
+pc::task<void> wait_event(const pc::async_event& e, std::atomic<int>& suspended, std::atomic<int>& released,
+                          std::atomic<int>& cancelled) {
+  suspended.fetch_add(1);
+  try {
+    co_await e;
+    released.fetch_add(1);
+  } catch (const pc::operation_cancelled&) {
+    cancelled.fetch_add(1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "async_event under a token: a stop ends the wait; set() releases the others; a set event does not wait") {
+  pc::thread_pool pool(2);
+  pc::async_event event;
+  std::stop_source stopped_ones;
+  std::atomic<int> suspended{0}, released{0}, cancelled{0};
+  for (int i = 0; i < 20; ++i) {
+    // Even: cancellable; odd: plain waits (no token) on the lock-free stack.
+    if (i % 2 == 0) {
+      pool.spawn(
+          pc::with_stop_token(stopped_ones.get_token(), wait_event(event, suspended, released, cancelled)));
+    } else {
+      pool.spawn(wait_event(event, suspended, released, cancelled));
+    }
+  }
+  REQUIRE(wait_for_count(suspended, 20));
+  std::this_thread::sleep_for(5ms);
+  stopped_ones.request_stop();
+  REQUIRE(wait_for_count(cancelled, 10));
+  CHECK(released.load() == 0);
+  event.set();
+  REQUIRE(wait_for_count(released, 10));
+  CHECK(cancelled.load() == 10);
+  // Set: returns at once, even under a stopped token (nothing to wait for).
+  pc::sync_wait(
+      pool, pc::with_stop_token(stopped_ones.get_token(), wait_event(event, suspended, released, cancelled)));
+  CHECK(released.load() == 11);
+  // Not set, token already stopped: cancelled without waiting.
+  event.reset();
+  pc::sync_wait(
+      pool, pc::with_stop_token(stopped_ones.get_token(), wait_event(event, suspended, released, cancelled)));
+  CHECK(cancelled.load() == 11);
+}
+
+TEST_CASE("async_event: stops racing set() resume each waiter exactly once") {
+  pc::thread_pool pool(2);
+  const int rounds = coro_test::sanitized() ? 30 : 200;
+  constexpr int waiters = 10;
+  for (int r = 0; r < rounds; ++r) {
+    pc::async_event event;
+    std::stop_source source;
+    std::atomic<int> suspended{0}, released{0}, cancelled{0};
+    for (int i = 0; i < waiters; ++i)
+      pool.spawn(pc::with_stop_token(source.get_token(), wait_event(event, suspended, released, cancelled)));
+    std::thread stopper([&] { source.request_stop(); });
+    if (r % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50 * (r % 7)));
+    event.set();
+    stopper.join();
+    const auto end = clock_type::now() + 20s;
+    while (released.load() + cancelled.load() < waiters && clock_type::now() < end)
+      std::this_thread::sleep_for(50us);
+    REQUIRE(released.load() + cancelled.load() == waiters);
+    // The event outlives its waiters here: wait until all have left their co_await.
+    REQUIRE(wait_for_count(suspended, waiters));
+  }
 }

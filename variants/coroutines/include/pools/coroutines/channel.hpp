@@ -33,6 +33,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -61,7 +62,8 @@ class channel {
     bool await_suspend(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "channel send", &ch_);
       const std::stop_token* token = detail::stop_token_of(h);
-      if (token != nullptr && token->stop_possible()) stop_.emplace(*token, on_stop{this});
+      if (token != nullptr && token->stop_possible())
+        stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
       receive_awaiter* receiver = nullptr;
       {
         std::lock_guard lock(ch_.mutex_);
@@ -114,7 +116,9 @@ class channel {
     bool cancelled_ = false;
     send_awaiter* next_ = nullptr;
     detail::resumer resumer_;
-    std::optional<std::stop_callback<on_stop>> stop_;
+    // On the heap: a std::stop_callback is ~7 words, and only a wait under a stoppable token has
+    // one; every other waiting frame pays one pointer.
+    std::unique_ptr<std::stop_callback<on_stop>> stop_;
   };
 
   class receive_awaiter {
@@ -127,7 +131,8 @@ class channel {
     bool await_suspend(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "channel receive", &ch_);
       const std::stop_token* token = detail::stop_token_of(h);
-      if (token != nullptr && token->stop_possible()) stop_.emplace(*token, on_stop{this});
+      if (token != nullptr && token->stop_possible())
+        stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
       send_awaiter* sender = nullptr;
       {
         std::lock_guard lock(ch_.mutex_);
@@ -177,7 +182,9 @@ class channel {
     bool cancelled_ = false;
     receive_awaiter* next_ = nullptr;
     detail::resumer resumer_;
-    std::optional<std::stop_callback<on_stop>> stop_;
+    // On the heap: a std::stop_callback is ~7 words, and only a wait under a stoppable token has
+    // one; every other waiting frame pays one pointer.
+    std::unique_ptr<std::stop_callback<on_stop>> stop_;
   };
 
   send_awaiter send(T value) { return send_awaiter(*this, std::move(value)); }

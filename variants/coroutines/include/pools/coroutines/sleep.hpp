@@ -34,7 +34,7 @@
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <stop_token>
 
 namespace pools::coroutines {
@@ -62,7 +62,8 @@ class sleep_awaiter {
     }
     if (std::chrono::steady_clock::now() >= deadline_) return false;
     handle_ = h;
-    stop_.emplace(*token, on_stop{this});  // may run on_stop here: it finds no timer yet
+    // May run on_stop here, if the token was stopped just now: it finds no timer yet.
+    stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
     if (!pool_->add_cancellable_timer(deadline_, h, *token, id_)) {
       cancelled_ = true;  // stopped meanwhile: nothing was queued, nobody else resumes us
       return false;
@@ -91,7 +92,9 @@ class sleep_awaiter {
   std::coroutine_handle<> handle_;
   std::uint64_t id_ = ~std::uint64_t{0};  // written and read under the timer queue's lock
   bool cancelled_ = false;
-  std::optional<std::stop_callback<on_stop>> stop_;
+  // On the heap: a std::stop_callback is ~7 words, and only a wait under a stoppable token has
+  // one; every other waiting frame pays one pointer.
+  std::unique_ptr<std::stop_callback<on_stop>> stop_;
 };
 
 /// Resumes the awaiting coroutine on a worker of `pool` at or after `deadline`.
