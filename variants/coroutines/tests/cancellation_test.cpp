@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <pools/coroutines/async_event.hpp>
+#include <pools/coroutines/async_mutex.hpp>
 #include <pools/coroutines/channel.hpp>
 #include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/sleep.hpp>
@@ -378,4 +379,88 @@ TEST_CASE("async_event: stops racing set() resume each waiter exactly once") {
     // The event outlives its waiters here: wait until all have left their co_await.
     REQUIRE(wait_for_count(suspended, waiters));
   }
+}
+
+namespace {
+
+pc::task<void> lock_and_count(pc::async_mutex& m, int& shared, std::atomic<int>& suspended,
+                              std::atomic<int>& locked, std::atomic<int>& cancelled) {
+  suspended.fetch_add(1);
+  try {
+    auto guard = co_await m.scoped_lock();
+    ++shared;  // a data race here (TSan) if the mutex let two in
+    locked.fetch_add(1);
+  } catch (const pc::operation_cancelled&) {
+    cancelled.fetch_add(1);
+  }
+}
+
+pc::task<void> hold(pc::async_mutex& m, pc::async_event& release, std::atomic<bool>& holding) {
+  auto guard = co_await m.scoped_lock();
+  holding.store(true);
+  co_await release;
+}
+
+}  // namespace
+
+TEST_CASE("async_mutex under a token: a stop ends the wait; the lock goes past cancelled waiters, in order") {
+  pc::thread_pool pool(2);
+  pc::async_mutex mutex;
+  pc::async_event release;
+  std::atomic<bool> holding{false};
+  pool.spawn(hold(mutex, release, holding));
+  REQUIRE(coro_test::wait_for_flag(holding));
+  std::stop_source stopped_ones;
+  int shared = 0;
+  std::atomic<int> suspended{0}, locked{0}, cancelled{0};
+  for (int i = 0; i < 20; ++i) {  // even: cancellable; odd: plain waits
+    if (i % 2 == 0) {
+      pool.spawn(pc::with_stop_token(stopped_ones.get_token(),
+                                     lock_and_count(mutex, shared, suspended, locked, cancelled)));
+    } else {
+      pool.spawn(lock_and_count(mutex, shared, suspended, locked, cancelled));
+    }
+  }
+  REQUIRE(wait_for_count(suspended, 20));
+  std::this_thread::sleep_for(5ms);
+  stopped_ones.request_stop();
+  REQUIRE(wait_for_count(cancelled, 10));  // at once, while the lock is still held
+  CHECK(locked.load() == 0);
+  release.set();  // the holder unlocks: the 10 plain waiters get the lock, the cancelled nodes are skipped
+  REQUIRE(wait_for_count(locked, 10));
+  CHECK(shared == 10);
+  CHECK(mutex.try_lock());  // free again: nobody holds it, nobody waits
+  mutex.unlock();
+  // Free lock: taken at once, even under a stopped token (nothing to wait for).
+  pc::sync_wait(pool, pc::with_stop_token(stopped_ones.get_token(),
+                                          lock_and_count(mutex, shared, suspended, locked, cancelled)));
+  CHECK(locked.load() == 11);
+}
+
+TEST_CASE("async_mutex: stops racing unlock() never lose the lock and resume each waiter once") {
+  pc::thread_pool pool(2);
+  const int rounds = coro_test::sanitized() ? 30 : 200;
+  constexpr int waiters = 8;
+  int shared = 0;
+  int total_locked = 0;
+  for (int r = 0; r < rounds; ++r) {
+    pc::async_mutex mutex;
+    std::stop_source source;
+    std::atomic<int> suspended{0}, locked{0}, cancelled{0};
+    for (int i = 0; i < waiters; ++i)
+      pool.spawn(pc::with_stop_token(source.get_token(),
+                                     lock_and_count(mutex, shared, suspended, locked, cancelled)));
+    if (r % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50 * (r % 7)));
+    source.request_stop();
+    const auto end = clock_type::now() + 20s;
+    while (locked.load() + cancelled.load() < waiters && clock_type::now() < end)
+      std::this_thread::sleep_for(50us);
+    REQUIRE(locked.load() + cancelled.load() == waiters);
+    total_locked += locked.load();
+    // The lock is free at the end: no grant was lost to a cancelled waiter.
+    const auto free_by = clock_type::now() + 20s;
+    while (!mutex.try_lock() && clock_type::now() < free_by) std::this_thread::sleep_for(50us);
+    mutex.unlock();
+  }
+  CHECK(shared == total_locked);
 }
