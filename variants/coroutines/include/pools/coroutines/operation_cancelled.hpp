@@ -3,7 +3,8 @@
 //
 //   try { co_await sleep_for(pool, 10s); } catch (const pools::coroutines::operation_cancelled&) { ... }
 //
-// A wait that can be cancelled (sleep, channel send and receive, offload; docs/cancellation.md)
+// A wait that can be cancelled (sleep, channel send and receive, async_event, async_mutex lock,
+// offload; docs/cancellation.md)
 // throws operation_cancelled from its co_await when the stop token its task runs under is stopped
 // before the wait completes. An exception, not an expected-like result, because:
 //  * the waits keep their result types (void, bool, std::optional<T>): code written before

@@ -14,7 +14,8 @@
 // the caller's. A task under no token reads an empty std::stop_token (stop_possible() is false),
 // and every wait in it behaves as it did before cancellation existed, at no cost.
 //
-// The waits that end early on a stop (sleep.hpp, channel.hpp, offload.hpp) read the token
+// The waits that end early on a stop (sleep.hpp, channel.hpp, async_event.hpp, async_mutex.hpp,
+// offload.hpp) read the token
 // themselves; a task that computes in a loop reads it with get_stop_token() and returns, or
 // throws operation_cancelled (operation_cancelled.hpp), as it sees fit.
 #pragma once

@@ -7,7 +7,7 @@
 //
 // Every task runs under a stop token of the when_any's own (stop_token.hpp), linked to the
 // caller's. The first task to finish — with a value or with an exception — wins: it requests a
-// stop, so the others' cancellable waits (sleep, channel, offload, a nested when_any) end with
+// stop, so the others' cancellable waits (sleep, channel, event, lock, offload) end with
 // operation_cancelled. Then when_any waits for every one of them to finish: no task outlives the
 // co_await, so references they hold stay valid. The winner's value is returned, or its exception
 // rethrown; what the losers return or throw (usually operation_cancelled) is dropped.
