@@ -7,6 +7,7 @@
 #include <pools/coroutines/sleep.hpp>
 #include <pools/coroutines/stop_token.hpp>
 #include <pools/coroutines/sync_wait.hpp>
+#include <pools/coroutines/textbook_pool.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/coroutines/when_any.hpp>
 #include <pools/coroutines/with_timeout.hpp>
@@ -196,4 +197,26 @@ TEST_CASE("with_timeout: a stop from above is a cancellation, not a time-out") {
   CHECK_FALSE(timed_out);
   CHECK(cancelled_caught);
   CHECK(cancelled.load() == 1);
+}
+
+TEST_CASE(
+    "with_timeout(duration, task): the timer on the current thread_pool; a textbook_pool is told to pass "
+    "one") {
+  pc::thread_pool pool(2);
+  std::atomic<int> ended{0}, cancelled{0};
+  auto slow = [](pc::thread_pool& p, std::atomic<int>& e, std::atomic<int>& c) -> pc::task<int> {
+    co_return co_await pc::with_timeout(10ms, after(p, 60s, 1, e, c));
+  };
+  CHECK_THROWS_AS(pc::sync_wait(pool, slow(pool, ended, cancelled)), pc::timed_out);
+  CHECK(cancelled.load() == 1);
+  auto in_time = [](pc::thread_pool& p, std::atomic<int>& e, std::atomic<int>& c) -> pc::task<int> {
+    co_return co_await pc::with_timeout(60s, after(p, 1ms, 9, e, c));
+  };
+  CHECK(pc::sync_wait(pool, in_time(pool, ended, cancelled)) == 9);
+
+  pc::textbook_pool textbook(1);
+  auto on_textbook = []() -> pc::task<int> {
+    co_return co_await pc::with_timeout(10ms, coro_test::value(1));
+  };
+  CHECK_THROWS_AS(pc::sync_wait(textbook, on_textbook()), std::logic_error);
 }

@@ -3,6 +3,7 @@
 //
 //   try {
 //     std::string body = co_await with_timeout(pool, 200ms, fetch(url));
+//     std::string same = co_await with_timeout(200ms, fetch(url));   // the timer on the current pool
 //   } catch (const pools::coroutines::timed_out&) { ... }   // also an operation_cancelled
 //
 // The timeout is a stop request on a timer: with_timeout races the task against a sleep on
@@ -16,6 +17,7 @@
 // still throws timed_out if the deadline came first (its result is dropped).
 #pragma once
 
+#include <pools/coroutines/detail/worker.hpp>
 #include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/sleep.hpp>
 #include <pools/coroutines/task.hpp>
@@ -23,6 +25,7 @@
 #include <pools/coroutines/when_any.hpp>
 
 #include <chrono>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -51,11 +54,29 @@ task<T> fail_after(thread_pool& pool, std::chrono::steady_clock::duration delay)
 template <class T, class Rep, class Period>
 task<T> with_timeout(thread_pool& pool, std::chrono::duration<Rep, Period> timeout, task<T> t) {
   auto delay = std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
-  auto result = co_await when_any(std::move(t), detail::fail_after<T>(pool, delay));
+  [[maybe_unused]] auto result = co_await when_any(std::move(t), detail::fail_after<T>(pool, delay));
   if constexpr (std::is_void_v<T>) {
     co_return;
   } else {
     co_return std::move(result.value);
+  }
+}
+
+/// As above, with the timer on the thread_pool the awaiting coroutine runs on. Throws
+/// std::logic_error on any other thread (a textbook_pool's has no timers): pass the pool then.
+template <class T, class Rep, class Period>
+task<T> with_timeout(std::chrono::duration<Rep, Period> timeout, task<T> t) {
+  detail::worker* w = detail::tl_worker;  // read where this coroutine runs: on its awaiter's thread
+  if (w == nullptr) {
+    throw std::logic_error(
+        "pools::coroutines::with_timeout(duration, task) must be awaited on a worker of a "
+        "pools::coroutines::thread_pool, whose timers run the timeout; elsewhere pass the pool: "
+        "with_timeout(pool, duration, task)");
+  }
+  if constexpr (std::is_void_v<T>) {
+    co_await with_timeout(*w->pool, timeout, std::move(t));
+  } else {
+    co_return co_await with_timeout(*w->pool, timeout, std::move(t));
   }
 }
 
