@@ -507,4 +507,18 @@ bool thread_pool::take_tick_item(detail::worker& w, void*& out) {
   }
 }
 
+// As add_timer(), for a sleep under a stop token. The stop check is under the timer queue's lock,
+// so a stop callback's cancel_timer() (same lock) either comes after the add and takes the
+// timer back, or comes before it, and then the add sees the stop and queues nothing.
+bool thread_pool::add_cancellable_timer(std::chrono::steady_clock::time_point deadline,
+                                        std::coroutine_handle<> h, const std::stop_token& stop,
+                                        std::uint64_t& id) {
+  const submitter counted(submitters_);
+  POOLS_TRACE_POST(this, POOLS_TRACE_ID(h.address()));                // into the timer queue
+  const auto added = timers_.add_cancellable(deadline, h, stop, id);  // may throw std::bad_alloc
+  if (added == detail::timer_queue::added::no) return false;
+  if (added == detail::timer_queue::added::earliest) wake_for_new_work();
+  return true;
+}
+
 }  // namespace pools::coroutines

@@ -9,12 +9,25 @@
 // waiters) or the head of an intrusive stack of waiters, which live in the waiting coroutines'
 // frames — so a waiting coroutine costs its frame and nothing else (the memory benchmark keeps
 // 100,000 coroutines suspended on one event).
+//
+// Cancellation (stop_token.hpp): a wait in a task under a stoppable token ends with
+// operation_cancelled when the token is stopped first (a set event is not a wait: co_await
+// returns at once whatever the token). Such a waiter cannot sit on the lock-free stack, which
+// nobody can unlink from early while its frame must go on; it waits on a second list, under a
+// mutex that set() takes too. Whoever unlinks it under that mutex resumes it — set() or the stop
+// callback — the handshake sleep.hpp draws. Plain waits keep the lock-free path and grow by one
+// pointer (the cancellable wait's stop callback lives on the heap).
 #pragma once
 
 #include <pools/coroutines/detail/resumer.hpp>
+#include <pools/coroutines/operation_cancelled.hpp>
+#include <pools/coroutines/task.hpp>
 
 #include <atomic>
 #include <coroutine>
+#include <memory>
+#include <mutex>
+#include <stop_token>
 
 namespace pools::coroutines {
 
@@ -35,13 +48,15 @@ class async_event {
     // acq_rel: release publishes the setter's writes to waiters and to later is_set() callers;
     // acquire makes the waiters' list (pushed with release) readable here.
     void* old = state_.exchange(static_cast<void*>(this), std::memory_order_acq_rel);
-    if (old == this) return;
-    auto* w = static_cast<awaiter*>(old);
-    while (w != nullptr) {
-      awaiter* next = w->next_;  // read first: once resumed, the waiter's frame may be gone
-      w->resumer_.resume();
-      w = next;
+    if (old != this) resume_all(static_cast<awaiter*>(old));
+    // The cancellable waiters: each checked "not set" under this mutex before it queued, so after
+    // the exchange above no new one queues, and every one queued before is taken here.
+    awaiter* cancellable = nullptr;
+    {
+      std::lock_guard lock(cancellable_mutex_);
+      cancellable = std::exchange(cancellable_, nullptr);
     }
+    resume_all(cancellable);
   }
 
   /// Un-sets a set event (no effect on an unset one or on its waiters).
@@ -54,9 +69,15 @@ class async_event {
   class awaiter {
    public:
     explicit awaiter(const async_event& e) noexcept : event_(e) {}
+    awaiter(const awaiter&) = delete;  // a stop callback may point at it
+    awaiter& operator=(const awaiter&) = delete;
     bool await_ready() const noexcept { return event_.is_set(); }
-    bool await_suspend(std::coroutine_handle<> h) noexcept {
+    template <class Promise>
+    bool await_suspend(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "async_event", &event_);
+      const std::stop_token* token = detail::stop_token_of(h);
+      if (token != nullptr && token->stop_possible()) [[unlikely]]
+        return suspend_cancellable(*token);
       // acquire: if we see `this` (set), the setter's writes are visible when we continue.
       void* old = event_.state_.load(std::memory_order_acquire);
       do {
@@ -68,20 +89,79 @@ class async_event {
                                                     std::memory_order_acquire));
       return true;
     }
-    void await_resume() const noexcept {}
+    /// Throws operation_cancelled when the task's stop token was stopped before the event was set.
+    void await_resume() {
+      if (cancel_ == nullptr) [[likely]]
+        return;
+      const bool cancelled = cancel_->cancelled;  // written only by whoever resumed us, before that
+      cancel_.reset();                            // waits for a callback still running elsewhere
+      if (cancelled) throw operation_cancelled();
+    }
 
    private:
     friend class async_event;
+    struct on_stop {
+      awaiter* self;
+      void operator()() const noexcept {
+        {
+          std::lock_guard lock(self->event_.cancellable_mutex_);
+          if (!self->event_.unlink_cancellable(self)) return;  // not queued yet, or set() took it
+          self->cancel_->cancelled = true;
+        }
+        self->resumer_.resume();  // after this, *self may be gone
+      }
+    };
+    struct cancellation {
+      cancellation(const std::stop_token& token, awaiter* self) : callback(token, on_stop{self}) {}
+      bool cancelled = false;  // declared first: set before the callback can run
+      std::stop_callback<on_stop> callback;
+    };
+
+    bool suspend_cancellable(const std::stop_token& token) {
+      // May run on_stop here, if the token was stopped just now: it finds nothing queued.
+      cancel_ = std::make_unique<cancellation>(token, this);
+      std::lock_guard lock(event_.cancellable_mutex_);
+      if (token.stop_requested()) {
+        cancel_->cancelled = true;
+        return resumer_.not_suspended();
+      }
+      if (event_.is_set()) return resumer_.not_suspended();
+      next_ = event_.cancellable_;
+      event_.cancellable_ = this;
+      return true;
+    }
+
     const async_event& event_;
     awaiter* next_ = nullptr;
     detail::resumer resumer_;
+    std::unique_ptr<cancellation> cancel_;  // only for a wait under a stoppable token
   };
 
   awaiter operator co_await() const noexcept { return awaiter{*this}; }
 
  private:
+  static void resume_all(awaiter* w) {
+    while (w != nullptr) {
+      awaiter* next = w->next_;  // read first: once resumed, the waiter's frame may be gone
+      w->resumer_.resume();
+      w = next;
+    }
+  }
+  // Under cancellable_mutex_: takes `w` off the cancellable list; false if it is not there.
+  bool unlink_cancellable(awaiter* w) const noexcept {
+    for (awaiter** p = &cancellable_; *p != nullptr; p = &(*p)->next_) {
+      if (*p == w) {
+        *p = w->next_;
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Waiting is logically const (it does not change whether the event is set), hence mutable.
   mutable std::atomic<void*> state_;
+  mutable std::mutex cancellable_mutex_;
+  mutable awaiter* cancellable_ = nullptr;  // waiters under a stoppable token; under the mutex
 };
 
 }  // namespace pools::coroutines

@@ -15,16 +15,29 @@
 // A std::mutex guards the buffer and the two waiter lists. Channels are for pipelines between
 // coroutines, not the fork/join hot path, and a lock makes the hand-offs above easy to check.
 // Waiters are resumed after the lock is released, on their own pool (detail/resumer.hpp).
+//
+// Cancellation: in a task under a stop token (stop_token.hpp) a send or receive throws
+// operation_cancelled when the token is stopped before the operation completes — already stopped
+// when it starts (nothing is sent or taken), or stopped while it waits. A waiting operation may
+// then be completed by two parties: a channel operation on another thread (which pops the waiter
+// from its list) and the stop callback (which unlinks it). The channel's mutex decides: whoever
+// removes the waiter from its list under the lock resumes it, and the other finds it gone. The
+// callback is registered before the waiter is queued, and the queueing checks the token under
+// the same lock, so a stop is never missed (sleep.hpp draws the same handshake).
 #pragma once
 
 #include <pools/coroutines/detail/resumer.hpp>
+#include <pools/coroutines/operation_cancelled.hpp>
+#include <pools/coroutines/task.hpp>
 
 #include <coroutine>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <utility>
 
 namespace pools::coroutines {
@@ -42,12 +55,22 @@ class channel {
   class send_awaiter {
    public:
     send_awaiter(channel& ch, T value) : ch_(ch), value_(std::move(value)) {}
+    send_awaiter(const send_awaiter&) = delete;  // a stop callback may point at it
+    send_awaiter& operator=(const send_awaiter&) = delete;
     bool await_ready() const noexcept { return false; }
-    bool await_suspend(std::coroutine_handle<> h) {
+    template <class Promise>
+    bool await_suspend(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "channel send", &ch_);
+      const std::stop_token* token = detail::stop_token_of(h);
+      if (token != nullptr && token->stop_possible())
+        stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
       receive_awaiter* receiver = nullptr;
       {
         std::lock_guard lock(ch_.mutex_);
+        if (token != nullptr && token->stop_requested()) {
+          cancelled_ = true;
+          return resumer_.not_suspended();
+        }
         if (ch_.closed_) {
           sent_ = false;
           return resumer_.not_suspended();
@@ -66,27 +89,57 @@ class channel {
       if (receiver != nullptr) receiver->resumer_.resume();
       return resumer_.not_suspended();
     }
-    /// True when the value was delivered or buffered; false when the channel was closed.
-    bool await_resume() const noexcept { return sent_; }
+    /// True when the value was delivered or buffered; false when the channel was closed. Throws
+    /// operation_cancelled when the task's stop token was stopped first (nothing was sent).
+    bool await_resume() {
+      stop_.reset();  // waits for a callback still running on another thread
+      if (cancelled_) throw operation_cancelled();
+      return sent_;
+    }
 
    private:
     friend class channel;
+    struct on_stop {
+      send_awaiter* self;
+      void operator()() const noexcept {
+        {
+          std::lock_guard lock(self->ch_.mutex_);
+          if (!self->ch_.senders_.remove(self)) return;  // not queued yet, or already completed
+          self->cancelled_ = true;
+        }
+        self->resumer_.resume();  // after this, *self may be gone
+      }
+    };
     channel& ch_;
     T value_;
     bool sent_ = false;
+    bool cancelled_ = false;
     send_awaiter* next_ = nullptr;
     detail::resumer resumer_;
+    // On the heap: a std::stop_callback is ~7 words, and only a wait under a stoppable token has
+    // one; every other waiting frame pays one pointer.
+    std::unique_ptr<std::stop_callback<on_stop>> stop_;
   };
 
   class receive_awaiter {
    public:
     explicit receive_awaiter(channel& ch) noexcept : ch_(ch) {}
+    receive_awaiter(const receive_awaiter&) = delete;  // a stop callback may point at it
+    receive_awaiter& operator=(const receive_awaiter&) = delete;
     bool await_ready() const noexcept { return false; }
-    bool await_suspend(std::coroutine_handle<> h) {
+    template <class Promise>
+    bool await_suspend(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "channel receive", &ch_);
+      const std::stop_token* token = detail::stop_token_of(h);
+      if (token != nullptr && token->stop_possible())
+        stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
       send_awaiter* sender = nullptr;
       {
         std::lock_guard lock(ch_.mutex_);
+        if (token != nullptr && token->stop_requested()) {
+          cancelled_ = true;
+          return resumer_.not_suspended();
+        }
         if (!ch_.buffer_.empty()) {
           value_.emplace(std::move(ch_.buffer_.front()));
           ch_.buffer_.pop_front();
@@ -103,15 +156,35 @@ class channel {
       if (sender != nullptr) sender->resumer_.resume();
       return resumer_.not_suspended();
     }
-    /// The next value, or nullopt when the channel is closed and empty.
-    std::optional<T> await_resume() { return std::move(value_); }
+    /// The next value, or nullopt when the channel is closed and empty. Throws
+    /// operation_cancelled when the task's stop token was stopped first (nothing was taken).
+    std::optional<T> await_resume() {
+      stop_.reset();  // waits for a callback still running on another thread
+      if (cancelled_) throw operation_cancelled();
+      return std::move(value_);
+    }
 
    private:
     friend class channel;
+    struct on_stop {
+      receive_awaiter* self;
+      void operator()() const noexcept {
+        {
+          std::lock_guard lock(self->ch_.mutex_);
+          if (!self->ch_.receivers_.remove(self)) return;  // not queued yet, or already completed
+          self->cancelled_ = true;
+        }
+        self->resumer_.resume();  // after this, *self may be gone
+      }
+    };
     channel& ch_;
     std::optional<T> value_;
+    bool cancelled_ = false;
     receive_awaiter* next_ = nullptr;
     detail::resumer resumer_;
+    // On the heap: a std::stop_callback is ~7 words, and only a wait under a stoppable token has
+    // one; every other waiting frame pays one pointer.
+    std::unique_ptr<std::stop_callback<on_stop>> stop_;
   };
 
   send_awaiter send(T value) { return send_awaiter(*this, std::move(value)); }
@@ -163,6 +236,17 @@ class channel {
       head = w->next_;
       if (head == nullptr) tail = nullptr;
       return w;
+    }
+    /// Unlinks `w` if it is in the list (a cancelled waiter); false if it is not.
+    bool remove(W* w) noexcept {
+      W* prev = nullptr;
+      for (W* p = head; p != nullptr; prev = p, p = p->next_) {
+        if (p != w) continue;
+        (prev != nullptr ? prev->next_ : head) = p->next_;
+        if (tail == p) tail = prev;
+        return true;
+      }
+      return false;
     }
   };
 

@@ -18,6 +18,13 @@
 //
 // Exceptions: an exception escaping the body is stored in the promise and rethrown from the
 // co_await that waits for the task (or from sync_wait, or from the when_all that ran it).
+//
+// Stop token (stop_token.hpp, docs/cancellation.md): each promise holds a pointer to the
+// std::stop_token its task runs under, or null. A task awaited with `co_await` inherits its
+// awaiting task's pointer (when it has none of its own); when_all, when_any and with_stop_token
+// set it for their children. The token itself lives in the frame or awaitable of whoever made
+// it, which outlives the child (the child finishes before the co_await that runs it returns), so
+// passing it on is a copy of a pointer, not of a reference-counted token.
 #pragma once
 
 #include <pools/coroutines/detail/fork_state.hpp>
@@ -30,6 +37,7 @@
 #include <exception>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -66,7 +74,14 @@ class promise_base : public recycled_frame {
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> self) const noexcept {
       promise_base& p = self.promise();
       if (p.join_ != 0) {
-        if ((p.join_ & fork_tag) == 0) return reinterpret_cast<join_state*>(p.join_)->child_done();
+        if ((p.join_ & fork_tag) == 0) {
+          auto* join = reinterpret_cast<join_state*>(p.join_);
+          // A failed child asks its siblings to stop (when the join has a stop source: its
+          // when_all runs under a stop token). Before child_done: after it, the join may be gone.
+          if (p.exception_ != nullptr) [[unlikely]]
+            join->child_failed();
+          return join->child_done();
+        }
         return reinterpret_cast<fork_state*>(p.join_ & ~fork_tag)->child_done(p.continuation_, p.exception_);
       }
       if (p.continuation_) return p.continuation_;
@@ -90,6 +105,14 @@ class promise_base : public recycled_frame {
   /// The stored exception (null if none); fork_scope::call hands it to the scope's join.
   const std::exception_ptr& exception() const noexcept { return exception_; }
   void set_detached(thread_pool* pool) noexcept { detached_ = pool; }
+  /// The stop token this task runs under, or nullptr (stop_token.hpp). Not owned.
+  const std::stop_token* stop_token() const noexcept { return stop_token_; }
+  void set_stop_token(const std::stop_token* token) noexcept { stop_token_ = token; }
+  /// A task awaited by `parent` runs under the parent's token unless it was given one.
+  void inherit_stop_token(const promise_base& parent) noexcept { inherit_stop_token(parent.stop_token_); }
+  void inherit_stop_token(const std::stop_token* token) noexcept {
+    if (stop_token_ == nullptr) stop_token_ = token;
+  }
   bool has_exception() const noexcept { return exception_ != nullptr; }
   void rethrow_if_exception() const {
     if (static_cast<bool>(exception_)) [[unlikely]]
@@ -109,7 +132,20 @@ class promise_base : public recycled_frame {
   std::uintptr_t join_ = 0;
   thread_pool* detached_ = nullptr;
   std::exception_ptr exception_;
+  const std::stop_token* stop_token_ = nullptr;
 };
+
+/// The stop token of the coroutine `h` when it is a task's (nullptr for any other coroutine, or
+/// a task that runs under none). Awaitables that can be cancelled call it from a templated
+/// await_suspend, which sees the awaiting coroutine's promise type.
+template <class Promise>
+const std::stop_token* stop_token_of(std::coroutine_handle<Promise> h) noexcept {
+  if constexpr (std::is_base_of_v<promise_base, Promise>) {
+    return h.promise().stop_token();
+  } else {
+    return nullptr;
+  }
+}
 
 template <class T>
 class task_promise final : public promise_base {
@@ -190,7 +226,11 @@ class [[nodiscard]] task {
       return h.done();
     }
     // Symmetric transfer into the task: it runs on this thread, right now, without a call frame.
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) const noexcept {
+    // An awaiting task passes its stop token on (one pointer copy).
+    template <class Promise>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> awaiting) const noexcept {
+      if constexpr (std::is_base_of_v<detail::promise_base, Promise>)
+        h.promise().inherit_stop_token(awaiting.promise());
       h.promise().set_continuation(awaiting);
       return h;
     }

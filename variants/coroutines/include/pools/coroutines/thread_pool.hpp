@@ -324,6 +324,17 @@ class thread_pool final : public scheduler {
   // With a park hook (thread_pool.cpp says why): due timers into the ready FIFO; the tick's item.
   bool queue_ready_timers(detail::worker& w, const std::coroutine_handle<>* due, std::size_t n, bool more);
   bool take_tick_item(detail::worker& w, void*& out);
+
+ public:
+  // Cancellable timers (the machinery of a sleep under a stop token: sleep.hpp). std::stop_token
+  // comes with task.hpp.
+  /// As add_timer, unless `stop` is already stopped (then false, and `h` is not queued). The
+  /// timer's id goes into `id`, for cancel_timer.
+  bool add_cancellable_timer(std::chrono::steady_clock::time_point deadline, std::coroutine_handle<> h,
+                             const std::stop_token& stop, std::uint64_t& id);
+  /// Takes the timer `id` back: true when it had not fired (the caller resumes its coroutine),
+  /// false when a worker has taken it (that worker resumes it).
+  bool cancel_timer(const std::uint64_t& id) noexcept { return timers_.cancel(id); }
 };
 
 static_assert(pools::Executor<thread_pool>);

@@ -19,9 +19,17 @@
 //                                     thief: steal c2 ─► c2 ... c2 done (last?) ─► resume parent
 //
 // Exceptions: every child runs to completion (no child outlives the co_await, so references the
-// children hold stay valid); then the exception of the lowest-numbered child that threw is
-// rethrown in the parent. A task<void> child contributes std::monostate to the tuple; a range of
-// task<void> gives void.
+// children hold stay valid); then the exception of the lowest-numbered child that failed is
+// rethrown in the parent — a failure other than operation_cancelled if there is one, since the
+// cancellations are usually what the failure caused (below). A task<void> child contributes
+// std::monostate to the tuple; a range of task<void> gives void.
+//
+// Stop tokens (stop_token.hpp): the children run under the parent's token. When the parent runs
+// under a stoppable token, when_all gives its children a stop source of their own, linked to it
+// (a stop from above still reaches them), and the first child to fail requests a stop on it: the
+// siblings' cancellable waits end with operation_cancelled instead of running on for a result
+// that will be thrown away. Under no token (as in fork/join compute) nothing of this runs: no
+// stop source is made, and a finishing child tests one pointer it already has.
 //
 // Must be awaited on a thread of a pool (thread_pool or textbook_pool: a task started by
 // sync_wait, spawn or schedule() is); elsewhere await_suspend throws std::logic_error before any
@@ -29,16 +37,22 @@
 #pragma once
 
 #include <pools/coroutines/detail/join_state.hpp>
+#include <pools/coroutines/detail/linked_stop_source.hpp>
 #include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 
+#include <array>
 #include <coroutine>
 #include <cstddef>
+#include <exception>
 #include <iterator>
+#include <memory>
 #include <ranges>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -117,6 +131,37 @@ inline void require_valid(bool valid) {
     throw_empty_task();
 }
 
+// The stop token a when_all's children run under: the parent's, or (when the parent's can be
+// stopped) the token of a source of the join's own, linked to it, which a failing child stops.
+template <class Promise>
+const std::stop_token* children_stop_token(std::coroutine_handle<Promise> parent,
+                                           std::unique_ptr<linked_stop_source>& own, join_state& join) {
+  const std::stop_token* token = stop_token_of(parent);
+  if (token == nullptr || !token->stop_possible()) return token;
+  own = std::make_unique<linked_stop_source>(token);
+  join.set_stop_source(&own->source());
+  return &own->token();
+}
+
+// Which child's exception a when_all rethrows: the lowest-numbered failure that is not a
+// cancellation, else the lowest-numbered cancellation. Cold: runs only when some child threw.
+[[noreturn, gnu::noinline, gnu::cold]] inline void rethrow_first_failure(const std::exception_ptr* errors,
+                                                                         std::size_t n) {
+  const std::exception_ptr* first = nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (errors[i] == nullptr) continue;
+    if (first == nullptr) first = &errors[i];
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const operation_cancelled&) {
+      continue;
+    } catch (...) {
+    }
+    std::rethrow_exception(errors[i]);
+  }
+  std::rethrow_exception(*first);
+}
+
 }  // namespace detail
 
 template <class... Ts>
@@ -128,12 +173,18 @@ class [[nodiscard]] when_all_awaitable {
 
   bool await_ready() const noexcept { return sizeof...(Ts) == 0; }
 
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
+  template <class Promise>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> parent) {
     const detail::fork_target fork = detail::require_pool("when_all");
     std::apply([](auto&... t) { (detail::require_valid(t.valid()), ...); }, tasks_);
     join_.set_parent(parent);
     if constexpr (sizeof...(Ts) == 2) join_.set_pair_sibling(std::get<1>(tasks_).handle());
-    std::apply([this](auto&... t) { (t.handle().promise().set_join(&join_), ...); }, tasks_);
+    const std::stop_token* token = detail::children_stop_token(parent, stop_, join_);
+    std::apply(
+        [this, token](auto&... t) {
+          ((t.handle().promise().set_join(&join_), t.handle().promise().inherit_stop_token(token)), ...);
+        },
+        tasks_);
     // relaxed stores above are published by each fork (the deque's release store of bottom, or
     // the textbook queue's mutex) to the thread that runs the child, or are on this thread (child 0).
     if constexpr (sizeof...(Ts) > 1) {  // this->: Clang misses an implicit this in a generic lambda
@@ -143,7 +194,16 @@ class [[nodiscard]] when_all_awaitable {
   }
 
   std::tuple<detail::when_all_value_t<Ts>...> await_resume() {
-    std::apply([](auto&... t) { (t.handle().promise().rethrow_if_exception(), ...); }, tasks_);
+    const bool failed =
+        std::apply([](auto&... t) { return (t.handle().promise().has_exception() || ...); }, tasks_);
+    if (failed) [[unlikely]] {
+      const auto errors = std::apply(
+          [](auto&... t) {
+            return std::array<std::exception_ptr, sizeof...(Ts)>{t.handle().promise().exception()...};
+          },
+          tasks_);
+      detail::rethrow_first_failure(errors.data(), errors.size());
+    }
     return std::apply(
         [](auto&... t) {
           return std::tuple<detail::when_all_value_t<Ts>...>(detail::take_for_when_all(t)...);
@@ -163,6 +223,7 @@ class [[nodiscard]] when_all_awaitable {
 
   std::tuple<task<Ts>...> tasks_;
   detail::join_state join_;
+  std::unique_ptr<detail::linked_stop_source> stop_;  // only under a stoppable token
 };
 
 /// Runs every task in parallel; the tuple of their results (std::monostate for task<void>).
@@ -180,18 +241,26 @@ class [[nodiscard]] when_all_range_awaitable {
 
   bool await_ready() const noexcept { return tasks_.empty(); }
 
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
+  template <class Promise>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> parent) {
     const detail::fork_target fork = detail::require_pool("when_all");
     for (auto& t : tasks_) detail::require_valid(t.valid());
     join_.set_parent(parent);
     if (tasks_.size() == 2) join_.set_pair_sibling(tasks_[1].handle());
-    for (auto& t : tasks_) t.handle().promise().set_join(&join_);
+    const std::stop_token* token = detail::children_stop_token(parent, stop_, join_);
+    for (auto& t : tasks_) {
+      t.handle().promise().set_join(&join_);
+      t.handle().promise().inherit_stop_token(token);
+    }
     for (std::size_t i = tasks_.size(); i-- > 1;) fork(tasks_[i].handle());
     return tasks_.front().handle();
   }
 
   auto await_resume() {
-    for (auto& t : tasks_) t.handle().promise().rethrow_if_exception();
+    for (auto& t : tasks_) {
+      if (t.handle().promise().has_exception()) [[unlikely]]
+        rethrow_first_failure();
+    }
     if constexpr (std::is_void_v<T>) {
       return;
     } else {
@@ -203,8 +272,16 @@ class [[nodiscard]] when_all_range_awaitable {
   }
 
  private:
+  [[noreturn, gnu::noinline, gnu::cold]] void rethrow_first_failure() const {
+    std::vector<std::exception_ptr> errors;
+    errors.reserve(tasks_.size());
+    for (const auto& t : tasks_) errors.push_back(t.handle().promise().exception());
+    detail::rethrow_first_failure(errors.data(), errors.size());
+  }
+
   std::vector<task<T>> tasks_;
   detail::join_state join_;
+  std::unique_ptr<detail::linked_stop_source> stop_;  // only under a stoppable token
 };
 
 /// Runs every task of the vector in parallel; a vector of their results in the same order (void

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
+#include <stop_token>
 
 namespace pools::coroutines::detail {
 
@@ -61,10 +62,20 @@ class join_state {
     return popped ? std::coroutine_handle<>::from_address(next) : std::noop_coroutine();
   }
 
+  /// when_all under a stop token gives its join a stop source of its own (linked to the token):
+  /// the children run under that source's token, and the first failure stops the siblings.
+  void set_stop_source(std::stop_source* source) noexcept { stop_ = source; }
+  /// A child finished with an exception (before its child_done): its siblings are asked to stop.
+  /// request_stop() is thread-safe and runs the siblings' stop callbacks on this thread.
+  void child_failed() noexcept {
+    if (stop_ != nullptr) stop_->request_stop();
+  }
+
  private:
   std::atomic<std::size_t> remaining_;
   std::coroutine_handle<> parent_;
   std::coroutine_handle<> pair_sibling_;
+  std::stop_source* stop_ = nullptr;  // null: failures stop nobody (the when_all runs under no token)
 };
 
 }  // namespace pools::coroutines::detail
