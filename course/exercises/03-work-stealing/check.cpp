@@ -247,6 +247,7 @@ void stealing(course::report& report) {
   }
   const seen saw = now();
   const std::uint64_t steals = pool.steals(), pushes = pool.local_pushes(), total = posts.load();
+  report.test("a task's posts go onto its worker's own deque, and other workers steal them");
   report.require(saw.pushes > 0,
                  "the workers' deques (work_deque.hpp) saw " + std::to_string(saw.pushes) +
                      " pushes during fib(25) on 2 threads" +
@@ -258,6 +259,10 @@ void stealing(course::report& report) {
                                      (saw.steals > 0 ? ""
                                                      : ": no worker ever took a task from another worker's "
                                                        "exercise::work_deque"));
+  report.test("steals() and local_pushes() agree with the deques");
+  // Counters of nothing agree with nothing: this test needs pushes and steals to count.
+  report.require(saw.pushes > 0 && saw.steals > 0,
+                 "counters to compare: the deques saw pushes and steals (needed by this test)");
   report.require(pushes == saw.pushes && steals == saw.steals,
                  "your counters agree with the deques: local_pushes() " + std::to_string(pushes) +
                      ", pushes seen " + std::to_string(saw.pushes) + "; steals() " + std::to_string(steals) +
@@ -314,6 +319,7 @@ void timing(course::report& report) {
 int main() {
   course::report report("03-work-stealing");
   std::cout << "-- correctness" << '\n';
+  report.test("every task runs exactly once on 1, 2 and 4 threads");
   for (std::size_t threads : {1, 2, 4}) correctness(report, threads);
   std::cout << "-- stealing" << '\n';
   stealing(report);
