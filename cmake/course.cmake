@@ -105,8 +105,17 @@ function(pools_add_exercise id)
   foreach(cheat_dir IN LISTS cheat_dirs)
     if(IS_DIRECTORY ${cheat_dir} AND EXISTS ${cheat_dir}/EXPECT)
       get_filename_component(cheat ${cheat_dir} NAME)
-      _pools_exercise_program(exercise_${id}_cheat_${cheat} ${cheat_dir})
-      file(STRINGS ${cheat_dir}/EXPECT expect LIMIT_COUNT 1)
+      # EXPECT: the regex on its first line; "build: no" for a cheat that must not even compile
+      # (its own copy of a given type): only the static check runs; "run: REGEX" for a forged
+      # verdict the result channel must also refuse when the program runs (scripts/grade_run.py).
+      file(STRINGS ${cheat_dir}/EXPECT expect_lines)
+      list(GET expect_lines 0 expect)
+      if("build: no" IN_LIST expect_lines)
+        set(cheat_exe_${cheat} -)
+      else()
+        _pools_exercise_program(exercise_${id}_cheat_${cheat} ${cheat_dir})
+        set(cheat_exe_${cheat} $<TARGET_FILE:exercise_${id}_cheat_${cheat}>)
+      endif()
       list(APPEND cheats ${cheat})
       set(cheat_expect_${cheat} "${expect}")
     endif()
@@ -139,7 +148,7 @@ function(pools_add_exercise id)
   foreach(cheat IN LISTS cheats)
     add_test(NAME exercise_${id}_cheat_${cheat}
              COMMAND ${_selftest} ${POOLS_ROOT}/course/cheats/${id}/${cheat}
-                     $<TARGET_FILE:exercise_${id}_cheat_${cheat}> "${cheat_expect_${cheat}}" --timeout ${arg_TIMEOUT})
+                     ${cheat_exe_${cheat}} "${cheat_expect_${cheat}}" --timeout ${arg_TIMEOUT})
     set_tests_properties(exercise_${id}_cheat_${cheat} PROPERTIES
                          TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")
   endforeach()

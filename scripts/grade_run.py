@@ -47,7 +47,7 @@ def load_rubric(exercise):
     if not os.path.exists(path):
         raise SystemExit(f"grade_run.py: exercise {exercise} has no rubric ({path})")
     rubric = json.load(open(path))
-    names = [t["name"] for t in rubric["tests"]]
+    names = [t["name"] for t in rubric.get("tests", [])]
     if len(set(names)) != len(names) or any(re.search(r"\d{3,}|\d+ ?(ms|s)\b", n) and "1000" not in n
                                             for n in names):
         raise SystemExit(f"grade_run.py: {path}: test names must be distinct and fixed")
@@ -203,6 +203,8 @@ def expect_failure(exercise):
 
 
 def student_files(exercise):
+    if not os.path.exists(os.path.join(ROOT, "course", "exercises", exercise, "CMakeLists.txt")):
+        return ["pool.hpp"]  # 01: the pool's header (scripts/place-submission.sh)
     text = " ".join(open(os.path.join(ROOT, "course", "exercises", exercise, "CMakeLists.txt")).read().split())
     m = re.search(r"FILES\s+(.*?)\s+(?:[A-Z_]+\s|\))", text)
     return m.group(1).split() if m else []
@@ -218,11 +220,36 @@ def selftest(exercise, files_dir, exe, expect, timeout):
     if static.returncode == 2:
         print(static.stdout + static.stderr)
         return 1
+    run_expect = None
+    if os.path.exists(os.path.join(files_dir, "EXPECT")):
+        for line in open(os.path.join(files_dir, "EXPECT")).read().splitlines()[1:]:
+            if line.startswith("run: "):
+                run_expect = line[5:]
     if static.returncode != 0:
         print(static.stdout, end="")
-        report = write_report(exercise, load_rubric(exercise), out_dir, {},
+        rubric = load_rubric(exercise)
+        if "tests" not in rubric:  # 01: graded by its report card; the static check is the test
+            ok = re.search(expect, static.stdout) is not None
+            print(("selftest: ok: " if ok else "selftest: FAILED: ") + f"the static check refused it, /{expect}/")
+            return 0 if ok else 1
+        report = write_report(exercise, rubric, out_dir, {},
                               ["the static check refused the submission: " + static.stdout.splitlines()[0]], -1, 0)
         text = static.stdout
+        if run_expect is not None:
+            # The same files run as if the static check had let them through: the result channel
+            # alone must still refuse the forged verdict.
+            ran = run_check(exercise, exe, out_dir + "-run", timeout, True, [])
+            ran_text = open(os.path.join(out_dir + "-run", "output.txt"), errors="replace").read()
+            ran_text += "\n".join(ran["failures"])
+            print(f"run without the static check: {summary(ran)}")
+            if ran["score"] != 0 or re.search(run_expect, ran_text) is None:
+                print(f"selftest: FAILED: run without the static check, it scored {ran['score']} of "
+                      f"{ran['max_score']}; the result channel must score it 0, saying /{run_expect}/")
+                return 1
+            print(f"selftest: ok: run without the static check, it scored 0, /{run_expect}/ shown")
+    elif exe == "-":
+        print("selftest: FAILED: the static check let it through, and there is no program to run")
+        return 1
     else:
         report = run_check(exercise, exe, out_dir, timeout, True, [])
         text = open(os.path.join(out_dir, "output.txt"), errors="replace").read()

@@ -342,8 +342,9 @@ def check_file(path, display, rubric, problems):
             if before[1] != "::" and v in own:
                 free = False
             if called and free:
+                hint = "" if before[1] == "::" else f" (a member of your own class: call it as this->{v}(...))"
                 problems.append(f"{where(line)}: forbidden-name: '{v}(' calls the system's {v}, which "
-                                f"{FORBIDDEN[v]} (a member of your own class: call it as this->{v}(...))")
+                                f"{FORBIDDEN[v]}{hint}")
         elif kind == "id" and v in FORBIDDEN:
             problems.append(f"{where(line)}: forbidden-name: '{v}' {FORBIDDEN[v]}")
         elif kind == "id" and v in rubric.get("forbidden", {}):
