@@ -26,8 +26,10 @@
 # name get "_2", "_3", ... in sorted login order. So the mapping is the same on every run; it is the
 # "name" column of the results (scripts/new-pool.sh --check is the rule).
 #
-# OUT gets results.csv and results.json (one row per student: login, name, verdict, exit code,
-# seconds, the failed requirements), and OUT/<name>/ each student's output and report.json.
+# OUT gets results.csv and results.json (one row per student: login, name, verdict, score of the
+# exercise's fixed rubric and its max_score, exit code, seconds, the failed requirements, and one
+# column per test of course/exercises/EXERCISE/rubric.json, the same columns on every run; 01: the
+# conformance rules passed per build), and OUT/<name>/ each student's output and report.json.
 # Exit 0 when every student was graded (whatever the verdicts); 1 when grading itself failed (the
 # starting tree would not configure); 2 for a bad argument.
 set -uo pipefail
@@ -125,12 +127,18 @@ import json, os, sys
 login, name, rc, seconds, dest = sys.argv[1:]
 report, failures = os.path.join(dest, "report.json"), []
 card = json.load(open(report)) if os.path.exists(report) else {}
-if "failures" in card:  # grade-exercise.sh
+tests = {}  # the rubric's test -> score (02..07), or conformance rule (build) -> 1/0 (01)
+if "tests" in card:  # grade-exercise.sh: the exercise's fixed rubric
+    failures = card["failures"]
+    tests = {t["name"]: t["score"] for t in card["tests"]}
+elif "failures" in card:
     failures = card["failures"]
 elif "conformance" in card:  # grade.sh's card (exercise 01)
     failures = [f"{kind} build failed" for kind, b in card["builds"].items() if not b["built"]]
     failures += [f"{rule} ({kind})" for rule, by in card["conformance"].items() for kind, r in by.items() if not r["passed"]]
     failures += [f"tests_{name} ({kind})" for kind, t in card["tests"].items() if t and not t["passed"]]
+    tests = {f"{rule} ({kind})": int(by.get(kind, {}).get("passed", False)) for rule, by in card["conformance"].items()
+             for kind in ("release", "asan", "tsan")}
 if not failures or int(rc) in (124, 137):
     text = open(os.path.join(dest, "output.txt"), errors="replace").read() if os.path.exists(os.path.join(dest, "output.txt")) else ""
     failures += [l.strip()[6:] for l in text.splitlines() if l.strip().startswith("FAIL  ")]
@@ -138,7 +146,8 @@ passed = int(rc) == 0
 if not passed and not failures:
     failures = [f"the grader exited {rc} (see {name}/output.txt)"]
 json.dump({"login": login, "name": name, "passed": passed, "exit_code": int(rc), "seconds": int(seconds),
-           "failures": failures}, open(os.path.join(dest, "result.json"), "w"), indent=2)
+           "score": sum(tests.values()), "tests": tests, "failures": failures},
+          open(os.path.join(dest, "result.json"), "w"), indent=2)
 PY
   [[ $keep -eq 1 ]] || rm -rf "$copy"
   echo "grade-class: $login -> $name: exit $rc in $((SECONDS - t0)) s" >&2
@@ -168,23 +177,34 @@ done
 wait
 [[ $keep -eq 1 ]] || rm -rf "$tree" "$out/.work"
 
-python3 - "$out" "$((SECONDS - started))" "${names[@]}" <<'PY'
+python3 - "$out" "$((SECONDS - started))" "$root/course/exercises/$id/rubric.json" "${names[@]}" <<'PY'
 import csv, json, os, sys
-out, seconds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, seconds, rubric_path, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+rubric = json.load(open(rubric_path)) if os.path.exists(rubric_path) else {}
+columns = [(t["name"], t["max_score"]) for t in rubric.get("tests", [])]  # 02..07: the same every run
 rows = []
 for name in names:
     path = os.path.join(out, name, "result.json")
     rows.append(json.load(open(path)) if os.path.exists(path) else
                 {"login": "?", "name": name, "passed": False, "exit_code": -1, "seconds": 0,
                  "failures": ["no result: the grading of this student did not run to its end"]})
+max_score = sum(m for _, m in columns)
+for r in rows:
+    r.setdefault("tests", {})
+    r.setdefault("score", 0)
+    if columns:  # every rubric test in every row, 0 where the student's run never reached it
+        r["tests"] = {n: r["tests"].get(n, 0) for n, _ in columns}
+        r["score"] = sum(r["tests"].values())
 with open(os.path.join(out, "results.json"), "w") as f:
-    json.dump({"seconds": seconds, "students": rows}, f, indent=2)
+    json.dump({"seconds": seconds, "rubric": [{"name": n, "max_score": m} for n, m in columns],
+               "max_score": max_score, "answers_points": rubric.get("answers_points", 0), "students": rows}, f, indent=2)
 with open(os.path.join(out, "results.csv"), "w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(["login", "name", "verdict", "exit_code", "seconds", "failed_requirements"])
+    w.writerow(["login", "name", "verdict", "score", "max_score", "exit_code", "seconds", "failed_requirements"]
+               + [f"{n} ({m})" for n, m in columns])
     for r in rows:
-        w.writerow([r["login"], r["name"], "PASS" if r["passed"] else "FAIL", r["exit_code"], r["seconds"],
-                    " | ".join(r["failures"])])
+        w.writerow([r["login"], r["name"], "PASS" if r["passed"] else "FAIL", r["score"], max_score or "",
+                    r["exit_code"], r["seconds"], " | ".join(r["failures"])] + [r["tests"][n] for n, _ in columns])
 passed = sum(r["passed"] for r in rows)
 print(f"grade-class: {passed} of {len(rows)} passed in {seconds} s; {out}/results.csv and results.json")
 PY

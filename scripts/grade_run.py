@@ -34,6 +34,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -172,7 +173,12 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args):
         notes.append(f"the check did not finish within {timeout} s and was stopped")
     elif rc < 0:
         sig = -rc
-        notes.append(f"the check crashed: killed by signal {sig} in your code; the tests before it keep their score")
+        try:
+            name = f" ({signal.Signals(sig).name[3:]})"
+        except ValueError:
+            name = ""
+        notes.append(f"the check crashed: killed by signal {sig}{name} in your code; the tests before it "
+                     f"keep their score")
     if not reasons:
         if rc == 0 and verdict != "PASS":
             reasons.append("the process exited 0 without the check's verdict (an exit from the submitted code?): "

@@ -10,6 +10,7 @@
 # 01:     scripts/new-pool.sh NAME in TREE (default NAME: student), then the student's pool.hpp
 #         (and tests/pool_test.cpp, if any) into variants/NAME/, their pools::<their name>
 #         renamed pools::NAME.
+# 01's pool.hpp must pass the static check (scripts/grade_static.py) first: one FAIL line per problem.
 # Prints one "not handed in: FILE" line per missing file (to stdout, as a grader's FAIL reason) and
 # exits 1 when a file is missing; 2 for a bad argument.
 set -uo pipefail
@@ -24,6 +25,13 @@ find_file() { find "$sub" -name "$1" -type f | LC_ALL=C sort | head -1; }
 if [[ $id == 01-first-pool ]]; then
   hpp=$(find_file pool.hpp)
   [[ -n $hpp ]] || { echo "  FAIL  not handed in: pool.hpp"; exit 1; }
+  # The static check (scripts/grade_static.py) before the pool is compiled into the conformance
+  # suite: a #define CHECK(...) in it would switch the suite's checks off. 02..07 are checked by
+  # scripts/grade-exercise.sh, in the tree they are graded in.
+  if ! refused=$(python3 "$(dirname "$0")/grade_static.py" "$id" "$hpp"); then
+    sed 's/^/  FAIL  the static check refused the submission: /' <<<"$refused"
+    exit 1
+  fi
   (cd "$tree" && scripts/new-pool.sh "$name" >/dev/null) || exit 2
   theirs=$(grep -oE 'namespace pools::[a-z][a-z0-9_]*' "$hpp" | head -1 | sed 's/.*:://')
   rename() {
