@@ -15,7 +15,9 @@
 # stays in that student's copy and result; at most N students are graded at once (-j, default
 # nproc), each build with one job; a student whose grading outlives --timeout (default 900 s) is
 # stopped and marked so.
-#   02..06: scripts/grade-exercise.sh EXERCISE in the copy, exactly the students' own command.
+#   02..07: scripts/grade-exercise.sh EXERCISE --isolated in the copy: the students' own command,
+#           the static check first, the build and the check as the user pools-grader in private
+#           namespaces with limits (scripts/grade-sandbox.sh; not root: limits only, said so).
 #   01:     scripts/grade.sh NAME --class: the conformance suite, rule by rule, in the release,
 #           asan and tsan builds of the student's pool alone (the verdict of the full card; no bench
 #           and no HTTP run, which compare and do not grade).
@@ -118,7 +120,7 @@ grade_one() {
     (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade.sh "$name" --class --out "$dest") >"$dest/output.txt" 2>&1
     rc=$?
   else
-    (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade-exercise.sh "$id" --build-dir build-class --out "$dest") >"$dest/grade.txt" 2>&1
+    (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade-exercise.sh "$id" --build-dir build-class --out "$dest" --isolated) >"$dest/grade.txt" 2>&1
     rc=$?
   fi
   [[ $rc -eq 124 || $rc -eq 137 ]] && echo "  FAIL  grading did not finish within $limit s and was stopped" >>"$dest/output.txt"
@@ -164,7 +166,7 @@ if [[ $id == 01-first-pool ]]; then
   rm -rf "$tree/variants/warmup" "$tree"/build-grade-*
 else
   (cd "$tree" && CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1 scripts/grade-exercise.sh "$id" --build-dir build-class \
-    --out "$out/.warmup") >/dev/null 2>&1
+    --out "$out/.warmup" --isolated) >/dev/null 2>&1
   rm -rf "$tree/build-class"
 fi
 rm -rf "$out/.warmup"

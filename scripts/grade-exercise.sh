@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Grades one exercise of the course pack (docs/course/README.md): the student's command.
 #
-#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR]
+#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR] [--isolated]
 #   scripts/grade-exercise.sh 01-first-pool NAME [grade.sh options]
 #
 # ID is a folder under course/exercises/. Its CMakeLists.txt (pools_add_exercise, cmake/course.cmake)
@@ -17,6 +17,11 @@
 # release). The output and grade/ID/report.json (verdict, score, the rubric's tests, failed
 # requirements, command, seconds)
 # are kept in grade/ID/ (--out: another folder), for an instructor collecting a class's results.
+#
+# --isolated (scripts/grade-class.sh, Gradescope's run_autograder: a grader's run of someone else's
+# code): the build and the check run through scripts/grade-sandbox.sh, as the user pools-grader in
+# private namespaces, everything read-only but the build folder (the check: not even that), no
+# network, with limits; not root: said on one line, and graded with the limits only.
 #
 # An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool)
 # is graded by scripts/grade.sh NAME, the pool's report card; this script passes NAME on.
@@ -43,7 +48,7 @@ known() {
   done
 }
 usage() {
-  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR]" >&2
+  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR] [--isolated]" >&2
   echo "       scripts/grade-exercise.sh 01-first-pool NAME    (the pool made by scripts/new-pool.sh NAME)" >&2
   echo "known exercises: $(known)" >&2
   exit 2
@@ -66,11 +71,13 @@ fi
 preset=
 build_dir=
 out=
+isolated=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --preset) [[ $# -ge 2 ]] || usage; preset=$2; shift 2 ;;
     --build-dir) [[ $# -ge 2 ]] || usage; build_dir=$2; shift 2 ;;
     --out) [[ $# -ge 2 ]] || usage; out=$2; shift 2 ;;
+    --isolated) isolated=1; shift ;;
     *) bad "unknown option '$1'" ;;
   esac
 done
@@ -144,7 +151,13 @@ if [[ ! -f $build_dir/CMakeCache.txt ]]; then
     zero "configure failed (cmake --preset $preset)"
   fi
 fi
-if ! cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
+sandbox=()
+isolate_run=()
+if [[ $isolated -eq 1 ]]; then
+  sandbox=(scripts/grade-sandbox.sh --limits build --ccache --write "$build_dir" --)
+  isolate_run=(--isolated)
+fi
+if ! "${sandbox[@]}" cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
   if grep -q "unknown target '$target'" "$out/build.log"; then
     echo "  FAIL  this configuration does not build $target (configured with -DPOOLS_VARIANTS that leaves out a library it needs?)" |
       tee "$out/output.txt"
@@ -159,7 +172,7 @@ fi
 # The check bounds every step itself; the time limit is the last resort for a hang it cannot see.
 # scripts/grade_run.py runs it with the result channel and scores it on the rubric: what the
 # program prints is shown (and kept in output.txt); the score comes from the channel only.
-python3 scripts/grade_run.py run "$id" "$exe" "$out" --timeout "$timeout_s"
+python3 scripts/grade_run.py run "$id" "$exe" "$out" --timeout "$timeout_s" "${isolate_run[@]}"
 rc=$?
 [[ $rc -eq 0 ]] && verdict PASS
 verdict FAIL

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Runs an exercise's check program and scores it on the exercise's fixed rubric.
 
-  python3 scripts/grade_run.py run EXERCISE EXE OUT_DIR [--timeout S] [--quiet] [-- ARG...]
+  python3 scripts/grade_run.py run EXERCISE EXE OUT_DIR [--timeout S] [--quiet] [--isolated] [-- ARG...]
   python3 scripts/grade_run.py zero EXERCISE OUT_DIR REASON [--output FILE]
   python3 scripts/grade_run.py selftest EXERCISE FILES_DIR EXE (start|solution|REGEX) [--timeout S]
 
@@ -19,6 +19,10 @@ when the channel cannot be trusted: a line without the nonce, a test name not in
 reported twice, an exit status that disagrees with the verdict (0 without the harness's PASS),
 a PASS that leaves a rubric test out. What the process prints is kept in OUT_DIR/output.txt for
 the student to read (and echoed unless --quiet); it never counts.
+--isolated: the check runs through scripts/grade-sandbox.sh (as the user pools-grader, in its own
+namespaces, read-only but for a scratch folder, no network, limits); this script stays outside,
+and the pipe's write end is the only thing of the grader's the check holds. What the program
+prints is kept up to 1 MiB.
 zero: a run that did not happen (the static check refused the files, they do not compile): every
 test 0, with REASON.
 Both write OUT_DIR/report.json: exercise, passed (every test passed), score, max_score,
@@ -94,7 +98,10 @@ def summary(report):
     return "\n".join(lines)
 
 
-def run_check(exercise, exe, out_dir, timeout, quiet, args):
+OUTPUT_LIMIT = 1 << 20
+
+
+def run_check(exercise, exe, out_dir, timeout, quiet, args, isolated=False):
     rubric = load_rubric(exercise)
     nonce = secrets.token_hex(16)
     read_fd, write_fd = os.pipe()
@@ -109,10 +116,15 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args):
 
     reader = threading.Thread(target=drain)
     reader.start()
-    rc, timed_out = None, False
+    rc, timed_out, sandbox_reasons = None, False, []
     with open(os.path.join(out_dir, "output.txt"), "wb") as output:
         try:
-            proc = subprocess.Popen([exe] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            command = [os.path.abspath(exe)] + args
+            if isolated:
+                sanitized = ["--sanitized"] if "ASAN_OPTIONS" in env or "TSAN_OPTIONS" in env else []
+                command = [os.path.join(ROOT, "scripts", "grade-sandbox.sh"), "--limits", "run"] + sanitized + \
+                    ["--"] + command
+            proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                     pass_fds=(write_fd,), start_new_session=True)
         except OSError as e:
             os.close(write_fd)
@@ -122,7 +134,14 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args):
         deadline = started + timeout
 
         def pump():
+            kept = 0
             for chunk in iter(lambda: proc.stdout.read1(65536), b""):
+                if kept >= OUTPUT_LIMIT:
+                    continue  # read on, so that the program is not blocked; keep no more
+                chunk = chunk[:OUTPUT_LIMIT - kept]
+                kept += len(chunk)
+                if kept >= OUTPUT_LIMIT:
+                    chunk += b"\n[output cut at 1 MiB]\n"
                 output.write(chunk)
                 output.flush()
                 if not quiet:
@@ -140,13 +159,18 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args):
             except ProcessLookupError:
                 pass
         rc = proc.wait()
+        if isolated and rc == 3:
+            rc = -1
+            sandbox_reasons = ["the check could not be isolated (scripts/grade-sandbox.sh); not graded"]
+        elif isolated and rc > 128:
+            rc = -(rc - 128)  # the sandbox's shell reports a signal N as 128+N
         pumper.join(timeout=10)
     # The check's children (if any) may hold the pipe: give the reader a moment, then go on.
     reader.join(timeout=10)
     seconds = time.monotonic() - started
     raw = channel[0] if channel else b""
 
-    results, reasons, verdict = {}, [], None
+    results, reasons, verdict = {}, list(sandbox_reasons), None
     names = {t["name"] for t in rubric["tests"]}
     for line in raw.decode("utf-8", "replace").splitlines():
         try:
@@ -294,8 +318,11 @@ def main(argv):
     if "--quiet" in rest:
         quiet = True
         rest.remove("--quiet")
+    isolated = "--isolated" in rest
+    if isolated:
+        rest.remove("--isolated")
     if verb == "run" and len(rest) == 3:
-        report = run_check(rest[0], rest[1], rest[2], timeout, quiet, extra)
+        report = run_check(rest[0], rest[1], rest[2], timeout, quiet, extra, isolated)
         print(summary(report))
         return 0 if report["passed"] else 1
     if verb == "zero" and len(rest) in (3, 5):

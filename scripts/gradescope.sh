@@ -105,7 +105,7 @@ if ! scripts/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&
 elif [[ $id == 01-first-pool ]]; then
   timeout 1800 scripts/grade.sh student --class --out "$grade" >"$grade/output.txt" 2>&1
 else
-  timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" >/dev/null 2>&1
+  timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" --isolated >/dev/null 2>&1
 fi
 python3 scripts/gradescope_results.py "$id" "$grade" "$out/results.json"
 RUN
