@@ -64,17 +64,18 @@ def write_report(exercise, rubric, out_dir, results, reasons, rc, seconds):
     tests, failures = [], list(reasons)
     for t in rubric["tests"]:
         passed, output = results.get(t["name"], (False, None))
+        ran = output is not None
         if reasons:
             passed = False
-        if output is None:
+        if not ran:
             output = "not run: " + (reasons[0] if reasons else "the check stopped before this test")
-        if reasons and not output.startswith("not run"):
+        elif reasons:
             output = f"scored 0: {reasons[0]}\n{output}"
         tests.append({"name": t["name"], "max_score": t["max_score"], "score": t["max_score"] if passed else 0,
                       "passed": passed, "output": output})
-        if not passed:
-            failures += [line[6:] for line in output.splitlines() if line.startswith("FAIL  ")] or \
-                [f"{t['name']}: {output.splitlines()[0] if output else 'failed'}"]
+        if not passed and not reasons:  # the reasons say it for every test at once
+            failures += [line[6:] for line in output.splitlines() if line.startswith("FAIL  ")] if ran else \
+                [f"not run: {t['name']}"]
     seen, unique = set(), []
     for f in failures:
         if f not in seen:

@@ -124,6 +124,16 @@ void echo_and_kick(course::report& report) {
   std::cout << "-- kick: the server drops an idle session whose read is pending; then its handler runs"
             << '\n';
   server.kick(id);
+  // The server has let go of it, but its read is still pending: the handler that runs next must
+  // find it alive. Checked here, not only by AddressSanitizer: a handler that returns on the error
+  // code before touching anything ("if (ec) return;") reads no freed memory, yet ran on a dead session.
+  const auto pending = echo_server::sessions_alive();
+  report.require(pending == 1,
+                 pending == 1
+                     ? "kick: while its aborted read is pending, the session is alive (the handler holds it)"
+                     : "kick: the session was destroyed while its read was still pending: the handler "
+                       "that runs next holds a dangling this (an `if (ec) return;` only avoids touching "
+                       "it; the handler must keep the session alive)");
   run_ready(io);  // the read's handler runs now, with operation_aborted
   const auto alive = echo_server::sessions_alive();
   report.require(alive == 0, "kick: once its aborted handler has run, the session is destroyed" +
