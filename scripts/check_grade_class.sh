@@ -82,7 +82,7 @@ assert by["j.doe"]["passed"] and not any(by[l]["passed"] for l in by if l != "j.
 assert all(by[l]["failures"] for l in by if l != "j.doe")
 PY
 [[ ! -e $work/out/.work && ! -e $work/out/.tree ]] || fail "the copies were left behind"
-echo "grade-class.sh grades each submission in its own copy: one PASS among four different failures"
+echo "grade-class.sh grades each submission in its own copy: one PASS among five different failures"
 
 # An exercise on another variant: the copies are configured with the variants its CMakeLists.txt
 # links (07: pools::coroutines), or nothing of it builds.

@@ -9,7 +9,7 @@
 #     supplementary groups and no way to gain privileges (setpriv --no-new-privs);
 #   - in private mount, network and PID namespaces (unshare): every mount read-only except the
 #     --write folders (made pools-grader's) and a scratch folder of its own (TMPDIR, removed
-#     after), a fresh /dev/shm, its own /proc; no network (only a loopback that is down); it sees
+#     after; a run's working folder), a fresh /dev/shm, its own /proc; no network (only a loopback that is down); it sees
 #     no process outside;
 #   - under limits (prlimit): CPU time, file size, open files, processes (threads) of the user, and
 #     address space for a run that is not sanitized (--sanitized: AddressSanitizer and
@@ -105,5 +105,7 @@ setpriv --reuid="$POOLS_GRADER_USER" --regid="$POOLS_GRADER_USER" --clear-groups
 wait $!
 '
 export POOLS_GRADER_USER=$user TMPDIR=$scratch
+# A run starts in the scratch folder: what the check writes beside it (07's trace) goes there.
+[[ $limits == run ]] && cd "$scratch"
 unshare --mount --net --pid --fork --kill-child --mount-proc --propagation private -- \
   prlimit "${rl[@]}" -- bash -c "$inner" grade-sandbox "$((${#writable[@]} + 1))" "${writable[@]}" "$scratch" "$@"
