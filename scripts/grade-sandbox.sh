@@ -101,6 +101,7 @@ while read -r mp; do
   [[ $skip -eq 1 ]] || mount -o remount,bind,ro "$mp" 2>/dev/null || true
 done < <(awk "{print \$5}" /proc/self/mountinfo | sort -u)
 mount -t tmpfs -o size=64m,nosuid,nodev tmpfs /dev/shm 2>/dev/null || true
+cd "$PWD" 2>/dev/null || true  # the working folder again, through the mounts made above
 setpriv --reuid="$POOLS_GRADER_USER" --regid="$POOLS_GRADER_USER" --clear-groups --no-new-privs -- "$@" &
 wait $!
 '
