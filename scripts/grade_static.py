@@ -69,6 +69,7 @@ for _names, _why in [
     ("asm __asm __asm__", "inline assembly"),
     ("_Pragma __pragma", "preprocessor redefinition (a pragma in disguise)"),
     ("course main", "names the check's own harness"),
+    ("__attribute__ __attribute __declspec", "an attribute the compiler acts on (a constructor run before main?)"),
 ]:
     for _n in _names.split():
         FORBIDDEN[_n] = _why
@@ -345,6 +346,15 @@ def check_file(path, display, rubric, problems):
                 hint = "" if before[1] == "::" else f" (a member of your own class: call it as this->{v}(...))"
                 problems.append(f"{where(line)}: forbidden-name: '{v}(' calls the system's {v}, which "
                                 f"{FORBIDDEN[v]}{hint}")
+        elif kind == "id" and v.startswith("__builtin_"):
+            problems.append(f"{where(line)}: forbidden-name: '{v}' is a compiler builtin (it can do I/O, trap or "
+                            f"jump; a submission uses the standard library)")
+        elif kind == "id" and v in ("constructor", "destructor", "init_priority") and k >= 2 and \
+                code[k - 1][1] == "::" and code[k - 2][1] == "gnu":
+            problems.append(f"{where(line)}: static-initialization: [[gnu::{v}]] runs code before or after main")
+        elif kind == "id" and v in ("new", "delete") and k >= 1 and code[k - 1][1] == "operator":
+            problems.append(f"{where(line)}: forbidden-name: 'operator {v}' of its own: a submission allocates "
+                            f"with the standard allocator (a replaced one runs before main, in the check's code)")
         elif kind == "id" and v in FORBIDDEN:
             problems.append(f"{where(line)}: forbidden-name: '{v}' {FORBIDDEN[v]}")
         elif kind == "id" and v in rubric.get("forbidden", {}):
