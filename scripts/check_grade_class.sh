@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Proves scripts/grade-class.sh (ctest -R grade_class): bad arguments exit 2 with the reason; then
 # six submissions of exercise 02-nested-wait, graded two at a time, each in its own copy:
-#   j.doe   the reference solution             -> PASS, 20 of 20 on the rubric
+#   j.doe   the reference solution, ANSWERS.md -> PASS, 20 of 20 on the rubric, ANSWERS.md collected
 #   J-Doe   the starting point                 -> FAIL, 0 of 20, the deadlock named
 #   123abc  a file that does not compile       -> FAIL, "does not compile"
 #   class   a solution that crashes (SIGSEGV)  -> FAIL
@@ -44,6 +44,7 @@ start=$src/course/exercises/02-nested-wait/nested_wait.hpp
 s=$work/subs
 mkdir -p "$s/j.doe" "$s/J-Doe" "$s/123abc" "$s/class" "$s/while"
 cp "$solution" "$s/j.doe/nested_wait.hpp"
+echo "fib(2) deadlocks on one thread because ..." >"$s/j.doe/ANSWERS.md"  # the written answers
 cp "$start" "$s/J-Doe/nested_wait.hpp"
 sed 's/^inline long fib_helping(/inline long fib_helping(undeclared_type x, /' "$solution" >"$s/123abc/nested_wait.hpp"
 sed 's|^  if (n < 2) {$|  if (n >= 0) *static_cast<volatile long*>(nullptr) = n;\n  if (n < 2) {|' "$solution" >"$s/class/nested_wait.hpp"
@@ -78,10 +79,12 @@ by = {s["login"]: s for s in r["students"]}
 assert sorted(by) == ["123abc", "J-Doe", "class", "forger", "j.doe", "while"], sorted(by)
 assert r["max_score"] == 20 and [t["max_score"] for t in r["rubric"]] == [10, 5, 5], r["rubric"]
 assert by["j.doe"]["score"] == 20 and by["forger"]["score"] == 0 and by["J-Doe"]["score"] == 0
+assert by["j.doe"]["answers"] and not by["J-Doe"]["answers"], "ANSWERS.md was not collected"
 assert by["j.doe"]["passed"] and not any(by[l]["passed"] for l in by if l != "j.doe")
 assert all(by[l]["failures"] for l in by if l != "j.doe")
 PY
 [[ ! -e $work/out/.work && ! -e $work/out/.tree ]] || fail "the copies were left behind"
+[[ -f $work/out/j_doe_2/ANSWERS.md ]] || fail "j.doe's ANSWERS.md was not collected into OUT/j_doe_2/"
 echo "grade-class.sh grades each submission in its own copy: one PASS among five different failures"
 
 # An exercise on another variant: the copies are configured with the variants its CMakeLists.txt

@@ -31,7 +31,8 @@
 # OUT gets results.csv and results.json (one row per student: login, name, verdict, score of the
 # exercise's fixed rubric and its max_score, exit code, seconds, the failed requirements, and one
 # column per test of course/exercises/EXERCISE/rubric.json, the same columns on every run; 01: the
-# conformance rules passed per build), and OUT/<name>/ each student's output and report.json.
+# conformance rules passed per build; "answers": whether ANSWERS.md, the written answers, was handed
+# in), and OUT/<name>/ each student's output, report.json and ANSWERS.md (to grade by hand).
 # Exit 0 when every student was graded (whatever the verdicts); 1 when grading itself failed (the
 # starting tree would not configure); 2 for a bad argument.
 set -uo pipefail
@@ -124,6 +125,8 @@ grade_one() {
     rc=$?
   fi
   [[ $rc -eq 124 || $rc -eq 137 ]] && echo "  FAIL  grading did not finish within $limit s and was stopped" >>"$dest/output.txt"
+  # The written answers, collected for grading by hand.
+  [[ -f $copy/course/exercises/$id/ANSWERS.md ]] && cp "$copy/course/exercises/$id/ANSWERS.md" "$dest/ANSWERS.md"
   python3 - "$login" "$name" "$rc" "$((SECONDS - t0))" "$dest" <<'PY'
 import json, os, sys
 login, name, rc, seconds, dest = sys.argv[1:]
@@ -148,7 +151,8 @@ passed = int(rc) == 0
 if not passed and not failures:
     failures = [f"the grader exited {rc} (see {name}/output.txt)"]
 json.dump({"login": login, "name": name, "passed": passed, "exit_code": int(rc), "seconds": int(seconds),
-           "score": sum(tests.values()), "tests": tests, "failures": failures},
+           "score": sum(tests.values()), "tests": tests, "failures": failures,
+           "answers": os.path.exists(os.path.join(dest, "ANSWERS.md"))},
           open(os.path.join(dest, "result.json"), "w"), indent=2)
 PY
   [[ $keep -eq 1 ]] || rm -rf "$copy"
@@ -194,6 +198,7 @@ max_score = sum(m for _, m in columns)
 for r in rows:
     r.setdefault("tests", {})
     r.setdefault("score", 0)
+    r.setdefault("answers", False)
     if columns:  # every rubric test in every row, 0 where the student's run never reached it
         r["tests"] = {n: r["tests"].get(n, 0) for n, _ in columns}
         r["score"] = sum(r["tests"].values())
@@ -202,11 +207,12 @@ with open(os.path.join(out, "results.json"), "w") as f:
                "max_score": max_score, "answers_points": rubric.get("answers_points", 0), "students": rows}, f, indent=2)
 with open(os.path.join(out, "results.csv"), "w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(["login", "name", "verdict", "score", "max_score", "exit_code", "seconds", "failed_requirements"]
-               + [f"{n} ({m})" for n, m in columns])
+    w.writerow(["login", "name", "verdict", "score", "max_score", "exit_code", "seconds", "failed_requirements",
+                "answers"] + [f"{n} ({m})" for n, m in columns])
     for r in rows:
         w.writerow([r["login"], r["name"], "PASS" if r["passed"] else "FAIL", r["score"], max_score or "",
-                    r["exit_code"], r["seconds"], " | ".join(r["failures"])] + [r["tests"][n] for n, _ in columns])
+                    r["exit_code"], r["seconds"], " | ".join(r["failures"]), "ANSWERS.md" if r["answers"] else ""]
+                   + [r["tests"][n] for n, _ in columns])
 passed = sum(r["passed"] for r in rows)
 print(f"grade-class: {passed} of {len(rows)} passed in {seconds} s; {out}/results.csv and results.json")
 PY

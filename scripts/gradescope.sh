@@ -107,6 +107,7 @@ elif [[ $id == 01-first-pool ]]; then
 else
   timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" --isolated >/dev/null 2>&1
 fi
+[[ -f course/exercises/$id/ANSWERS.md ]] && cp "course/exercises/$id/ANSWERS.md" "$grade/ANSWERS.md"
 python3 scripts/gradescope_results.py "$id" "$grade" "$out/results.json"
 RUN
 chmod +x "$stage/setup.sh" "$stage/run_autograder"

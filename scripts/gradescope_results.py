@@ -96,7 +96,9 @@ def main():
     with open(results, "w") as f:
         json.dump({"score": score, "output": f"{'PASS' if passed else 'FAIL'}: exercise {exercise}, "
                    f"{score} of {total} code points"
-                   + (f"; the written answers ({answers} points) are graded by hand" if answers else ""),
+                   + (f"; the written answers ({answers} points) are graded by hand: "
+                      + ("ANSWERS.md handed in" if os.path.exists(os.path.join(grade_dir, "ANSWERS.md"))
+                         else "no ANSWERS.md handed in") if answers and exercise != "01-first-pool" else ""),
                    "visibility": "visible", "tests": tests}, f, indent=2)
     print(f"gradescope: {score} / {total} -> {results}")
     return 0

@@ -5,8 +5,9 @@
 #
 #   scripts/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]
 #
-# 02..06: each file of the exercise's pools_add_exercise FILES, found by name anywhere under
-#         SUBMISSION_DIR, is copied over the starting point in TREE/course/exercises/EXERCISE/.
+# 02..07: each file of the exercise's pools_add_exercise FILES, found by name anywhere under
+#         SUBMISSION_DIR, is copied over the starting point in TREE/course/exercises/EXERCISE/;
+#         so is ANSWERS.md, the written answers, when there is one.
 # 01:     scripts/new-pool.sh NAME in TREE (default NAME: student), then the student's pool.hpp
 #         (and tests/pool_test.cpp, if any) into variants/NAME/, their pools::<their name>
 #         renamed pools::NAME.
@@ -46,6 +47,15 @@ fi
 # The FILES of the exercise's pools_add_exercise call, read as text (as grade-exercise.sh does).
 read -ra files <<<"$(tr '\n' ' ' <"$tree/course/exercises/$id/CMakeLists.txt" |
   grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
+# The written answers (the page's "What to hand in"), when handed in: beside the files, for the
+# graders to collect; graded by hand, so a missing one is said, not failed.
+answers=$(find_file ANSWERS.md)
+if [[ -n $answers ]]; then
+  cp "$answers" "$tree/course/exercises/$id/ANSWERS.md"
+else
+  rm -f "$tree/course/exercises/$id/ANSWERS.md"
+  echo "  note  no ANSWERS.md handed in (the written answers, graded by hand)"
+fi
 missing=0
 for f in "${files[@]}"; do
   src=$(find_file "$f")
