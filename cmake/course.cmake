@@ -87,6 +87,11 @@ function(pools_add_exercise id)
     # course/common: what every check program shares (course/check.hpp: the report, the watchdog).
     target_include_directories(${target} BEFORE PRIVATE ${files_dir} ${start_dir})
     target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/common)
+    # The exercise's hidden tests (instructor only, not in the hand-out): the check includes
+    # <hidden_tests.hpp> when this folder is on its include path.
+    if(EXISTS ${POOLS_ROOT}/course/instructor/hidden/${id})
+      target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/instructor/hidden/${id})
+    endif()
     target_link_libraries(${target} PRIVATE pools_warnings Threads::Threads ${arg_LINK})
     if(arg_RELACY)
       target_include_directories(${target} PRIVATE ${POOLS_ROOT}/common/model)

@@ -9,7 +9,7 @@
 #                                    (02..06: the FILES of its pools_add_exercise call, e.g.
 #                                    nested_wait.hpp; 01: pool.hpp, and tests/pool_test.cpp if any)
 # Each student is graded in a copy of its own of the tree, made from one pristine copy (the source
-# tree without course/solutions, course/cheats, course/instructor), configured with only the
+# tree without course/solutions, course/cheats, and course/instructor but its hidden tests), configured with only the
 # libraries the exercise links and built through ccache, which every copy shares (CCACHE_BASEDIR is
 # the copy: what one copy compiled, the next finds). So one student's compile error, crash or hang
 # stays in that student's copy and result; at most N students are graded at once (-j, default
@@ -106,7 +106,10 @@ echo "grade-class: $id, ${#logins[@]} submissions from $subs, $jobs at once, int
 tree=$out/.tree
 rm -rf "$tree" "$out/.work"
 "$root/scripts/copy-tree.sh" "$root" "$tree" || { echo "grade-class.sh: cannot copy the tree" >&2; exit 1; }
-rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/course/instructor "$tree"/grade "$tree"/build*
+rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/grade "$tree"/build*
+# Of the instructor's material, only the hidden tests stay (course/instructor/hidden/: workloads the
+# hand-out does not have, which the checks include when present).
+find "$tree/course/instructor" -mindepth 1 -maxdepth 1 ! -name hidden -exec rm -rf {} + 2>/dev/null
 
 # Grades one student in a copy of their own; writes OUT/<name>/result.json. Runs in a subshell.
 grade_one() {

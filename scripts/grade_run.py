@@ -67,13 +67,16 @@ def write_report(exercise, rubric, out_dir, results, reasons, rc, seconds):
         ran = output is not None
         if reasons:
             passed = False
-        if not ran:
+        if not ran and t.get("hidden") and not reasons:
+            output = (f"not run here: a hidden test ({t['max_score']} points), run by your instructor's grader "
+                      f"(its workload is not in the hand-out)")
+        elif not ran:
             output = "not run: " + (reasons[0] if reasons else "the check stopped before this test")
         elif reasons:
             output = f"scored 0: {reasons[0]}\n{output}"
         tests.append({"name": t["name"], "max_score": t["max_score"], "score": t["max_score"] if passed else 0,
                       "passed": passed, "output": output})
-        if not passed and not reasons:  # the reasons say it for every test at once
+        if not passed and not reasons and not (t.get("hidden") and not ran):  # reasons: said for all at once
             failures += [line[6:] for line in output.splitlines() if line.startswith("FAIL  ")] if ran else \
                 [f"not run: {t['name']}"]
     seen, unique = set(), []
@@ -95,7 +98,9 @@ def summary(report):
     lines = [f"score: {report['score']} of {report['max_score']} code points "
              f"(+ {report['answers_points']} for the written answers, graded by hand)"]
     for t in report["tests"]:
-        lines.append(f"  {t['score']:>3} / {t['max_score']:<3} {t['name']}")
+        hidden = " (hidden: not run here; your instructor's grader runs it)" if t["output"].startswith(
+            "not run here: a hidden test") else ""
+        lines.append(f"  {t['score']:>3} / {t['max_score']:<3} {t['name']}{hidden}")
     return "\n".join(lines)
 
 

@@ -15,7 +15,8 @@
 #                    the exercise's fixed rubric with their max_score, scored from the check's
 #                    result channel; 0 on each, with the reason, when the static check refuses
 #                    the files or they do not compile)
-#   tree/            this tree without course/solutions, course/cheats, course/instructor
+#   tree/            this tree without course/solutions, course/cheats, and course/instructor but its
+#                    hidden tests (course/instructor/hidden/)
 #   exercise         the exercise's id
 # What a student uploads: the files of the exercise page's "What to hand in" (02..06: the FILES of
 # the exercise's pools_add_exercise call; 01: pool.hpp), at the top of the upload or in folders.
@@ -41,7 +42,10 @@ zip=$(cd "$(dirname "$zip")" && pwd)/$(basename "$zip")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 "$root/scripts/copy-tree.sh" "$root" "$stage/tree"
-rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/course/instructor "$stage"/tree/grade
+rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/grade
+# Of the instructor's material, only the hidden tests stay (course/instructor/hidden/): the zip is
+# the instructor's, uploaded to Gradescope, never handed out.
+find "$stage/tree/course/instructor" -mindepth 1 -maxdepth 1 ! -name hidden -exec rm -rf {} + 2>/dev/null || true
 echo "$id" >"$stage/exercise"
 
 cat >"$stage/setup.sh" <<'SETUP'

@@ -316,6 +316,14 @@ void timing(course::report& report) {
 
 }  // namespace
 
+// The hidden workload: only in the instructor's graders, which build the check with
+// course/instructor/hidden/03-work-stealing/ on the include path; the hand-out has no such folder,
+// and a student's run says the test exists and what it is worth (its rubric.json entry).
+#if __has_include(<hidden_tests.hpp>)
+#include <hidden_tests.hpp>
+#define COURSE_HIDDEN_TESTS 1
+#endif
+
 int main() {
   course::report report("03-work-stealing");
   std::cout << "-- correctness" << '\n';
@@ -323,6 +331,10 @@ int main() {
   for (std::size_t threads : {1, 2, 4}) correctness(report, threads);
   std::cout << "-- stealing" << '\n';
   stealing(report);
+#ifdef COURSE_HIDDEN_TESTS
+  std::cout << "-- hidden" << '\n';
+  hidden_tests(report);
+#endif
   std::cout << "-- timing" << '\n';
   timing(report);
   return report.finish();
