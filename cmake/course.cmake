@@ -11,14 +11,17 @@
 #                                solution has none)
 #
 # Tests, only while course/solutions/<id>/ exists (an instructor who deletes course/solutions/
-# hands out a tree without them):
-#   exercise_<id>_start_fails    the check must FAIL on the starting point, printing EXPECT_FAILURE
-#                                (the readable reason a student sees), within the timeout
-#   exercise_<id>_solution       the check must pass on the reference solution
+# hands out a tree without them). Each grades as the graders do (scripts/grade_run.py selftest):
+# the static check of the files (scripts/grade_static.py), then the check scored on the exercise's
+# fixed rubric (course/exercises/<id>/rubric.json) through the check's result channel:
+#   exercise_<id>_start_fails    the starting point scores at most 25 % of the code points and
+#                                shows EXPECT_FAILURE (the readable reason a student sees)
+#   exercise_<id>_solution       the reference solution scores full marks
 #   exercise_<id>_cheat_<name>   one per folder course/cheats/<id>/<name>/ (instructor-only, like the
-#                                solutions): the check built on that plausible cheat (a counter that
-#                                lies, a fix that still blocks) must FAIL, printing the regex in the
-#                                folder's EXPECT file
+#                                solutions): that plausible cheat (a counter that lies, a fix that
+#                                still blocks, a forged verdict: forge-*) loses points, showing the
+#                                regex in the folder's EXPECT file (a static check's message for a
+#                                cheat it refuses)
 # So CI proves every exercise gradable: the grader tells the starting point from a solution, and
 # cannot be talked into a pass by a cheat.
 #
@@ -84,6 +87,11 @@ function(pools_add_exercise id)
     # course/common: what every check program shares (course/check.hpp: the report, the watchdog).
     target_include_directories(${target} BEFORE PRIVATE ${files_dir} ${start_dir})
     target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/common)
+    # The exercise's hidden tests (instructor only, not in the hand-out): the check includes
+    # <hidden_tests.hpp> when this folder is on its include path.
+    if(EXISTS ${POOLS_ROOT}/course/instructor/hidden/${id})
+      target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/instructor/hidden/${id})
+    endif()
     target_link_libraries(${target} PRIVATE pools_warnings Threads::Threads ${arg_LINK})
     if(arg_RELACY)
       target_include_directories(${target} PRIVATE ${POOLS_ROOT}/common/model)
@@ -102,8 +110,17 @@ function(pools_add_exercise id)
   foreach(cheat_dir IN LISTS cheat_dirs)
     if(IS_DIRECTORY ${cheat_dir} AND EXISTS ${cheat_dir}/EXPECT)
       get_filename_component(cheat ${cheat_dir} NAME)
-      _pools_exercise_program(exercise_${id}_cheat_${cheat} ${cheat_dir})
-      file(STRINGS ${cheat_dir}/EXPECT expect LIMIT_COUNT 1)
+      # EXPECT: the regex on its first line; "build: no" for a cheat that must not even compile
+      # (its own copy of a given type): only the static check runs; "run: REGEX" for a forged
+      # verdict the result channel must also refuse when the program runs (scripts/grade_run.py).
+      file(STRINGS ${cheat_dir}/EXPECT expect_lines)
+      list(GET expect_lines 0 expect)
+      if("build: no" IN_LIST expect_lines)
+        set(cheat_exe_${cheat} -)
+      else()
+        _pools_exercise_program(exercise_${id}_cheat_${cheat} ${cheat_dir})
+        set(cheat_exe_${cheat} $<TARGET_FILE:exercise_${id}_cheat_${cheat}>)
+      endif()
       list(APPEND cheats ${cheat})
       set(cheat_expect_${cheat} "${expect}")
     endif()
@@ -117,16 +134,26 @@ function(pools_add_exercise id)
     # Graded in the GCC release build, as scripts/grade-exercise.sh does.
     return()
   endif()
-  add_test(NAME exercise_${id}_start_fails
-           COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${arg_EXPECT_FAILURE}"
-                   ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:exercise_${id}>)  # emulator: arm64 preset
-  add_test(NAME exercise_${id}_solution COMMAND exercise_${id}_solution)
+  # Each test grades the way the graders do (scripts/grade_run.py selftest): the static check of the
+  # files (scripts/grade_static.py), then the check program scored on the exercise's rubric.json
+  # through its result channel.
+  set(_selftest python3 ${POOLS_ROOT}/scripts/grade_run.py selftest ${id})
+  if(CMAKE_CROSSCOMPILING_EMULATOR)  # the arm64 preset: the program runs under the emulator
+    add_test(NAME exercise_${id}_start_fails
+             COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${arg_EXPECT_FAILURE}"
+                     ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:exercise_${id}>)
+  else()
+    add_test(NAME exercise_${id}_start_fails
+             COMMAND ${_selftest} ${start_dir} $<TARGET_FILE:exercise_${id}> start --timeout ${arg_TIMEOUT})
+  endif()
+  add_test(NAME exercise_${id}_solution
+           COMMAND ${_selftest} ${solution_dir} $<TARGET_FILE:exercise_${id}_solution> solution --timeout ${arg_TIMEOUT})
   set_tests_properties(exercise_${id}_start_fails exercise_${id}_solution PROPERTIES
                        TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")
   foreach(cheat IN LISTS cheats)
     add_test(NAME exercise_${id}_cheat_${cheat}
-             COMMAND ${POOLS_ROOT}/scripts/expect-failure.sh "${cheat_expect_${cheat}}"
-                     $<TARGET_FILE:exercise_${id}_cheat_${cheat}>)
+             COMMAND ${_selftest} ${POOLS_ROOT}/course/cheats/${id}/${cheat}
+                     ${cheat_exe_${cheat}} "${cheat_expect_${cheat}}" --timeout ${arg_TIMEOUT})
     set_tests_properties(exercise_${id}_cheat_${cheat} PROPERTIES
                          TIMEOUT ${arg_TIMEOUT} LABELS "course" ENVIRONMENT "${POOLS_TEST_ENV}")
   endforeach()

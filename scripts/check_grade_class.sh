@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Proves scripts/grade-class.sh (ctest -R grade_class): bad arguments exit 2 with the reason; then
-# five submissions of exercise 02-nested-wait, graded two at a time, each in its own copy:
-#   j.doe   the reference solution             -> PASS, untouched by the others' failures
-#   J-Doe   the starting point                 -> FAIL, the deadlock named
+# six submissions of exercise 02-nested-wait, graded two at a time, each in its own copy:
+#   j.doe   the reference solution, ANSWERS.md -> PASS, 20 of 20 on the rubric, ANSWERS.md collected
+#   J-Doe   the starting point                 -> FAIL, 0 of 20, the deadlock named
 #   123abc  a file that does not compile       -> FAIL, "does not compile"
-#   class   a solution that crashes (abort)    -> FAIL
+#   class   a solution that crashes (SIGSEGV)  -> FAIL
+#   forger  a forged verdict (prints PASS, exits 0 before main) -> FAIL, 0 of 20, the static check named
 #   while   a fix 2 that never calls done      -> FAIL, stopped by the check's own limit
 # and the logins map to valid, distinct pool names (J-Doe -> j_doe, j.doe -> j_doe_2, 123abc ->
 # s_123abc, class -> class_2, while -> while_2), written in results.csv and results.json. Then
@@ -43,36 +44,48 @@ start=$src/course/exercises/02-nested-wait/nested_wait.hpp
 s=$work/subs
 mkdir -p "$s/j.doe" "$s/J-Doe" "$s/123abc" "$s/class" "$s/while"
 cp "$solution" "$s/j.doe/nested_wait.hpp"
+echo "fib(2) deadlocks on one thread because ..." >"$s/j.doe/ANSWERS.md"  # the written answers
 cp "$start" "$s/J-Doe/nested_wait.hpp"
 sed 's/^inline long fib_helping(/inline long fib_helping(undeclared_type x, /' "$solution" >"$s/123abc/nested_wait.hpp"
-sed 's|^  if (n < 2) {$|  if (n >= 0) std::abort();\n  if (n < 2) {|' "$solution" >"$s/class/nested_wait.hpp"
+sed 's|^  if (n < 2) {$|  if (n >= 0) *static_cast<volatile long*>(nullptr) = n;\n  if (n < 2) {|' "$solution" >"$s/class/nested_wait.hpp"
 sed 's|^    done(n);$|    return;|' "$solution" >"$s/while/nested_wait.hpp"
-grep -q "std::abort" "$s/class/nested_wait.hpp" || fail "the crash was not written in"
+grep -q "nullptr) = n" "$s/class/nested_wait.hpp" || fail "the crash was not written in"
+# A forged verdict: the check's lines and PASS printed before main, and an exit with status 0.
+mkdir -p "$s/forger"
+cp "$src/course/cheats/02-nested-wait/forge-print-exit/nested_wait.hpp" "$s/forger/" 2>/dev/null ||
+  { echo "check_grade_class: the rest skipped: no course/cheats (a hand-out)"; exit 77; }
 
 export CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=1
 "$src/scripts/grade-class.sh" 02-nested-wait "$s" "$work/out" -j 2 --timeout 900 || fail "grade-class.sh failed"
 csv=$work/out/results.csv
 cat "$csv"
 row() { grep -E "^$1," "$csv" || fail "no row for $1 in results.csv"; }
-[[ $(row 'j\.doe') == 'j.doe,j_doe_2,PASS,'* ]] || fail "j.doe: $(row 'j\.doe')"
-[[ $(row 'J-Doe') == 'J-Doe,j_doe,FAIL,'* ]] || fail "J-Doe: $(row 'J-Doe')"
+[[ $(row 'j\.doe') == 'j.doe,j_doe_2,PASS,20,20,'* ]] || fail "j.doe: $(row 'j\.doe')"
+head -1 "$csv" | grep -qF 'fix 1: fib_helping on 1, 2 and 4 threads (10)' || fail "no column per rubric test"
+[[ $(row 'J-Doe') == 'J-Doe,j_doe,FAIL,0,20,'* ]] || fail "J-Doe: $(row 'J-Doe')"
 row 'J-Doe' | grep -q "deadlock: all" || fail "J-Doe's failure does not name the deadlock"
 [[ $(row 123abc) == '123abc,s_123abc,FAIL,'* ]] || fail "123abc: $(row 123abc)"
 row 123abc | grep -q "does not compile" || fail "123abc's failure does not say it does not compile"
 [[ $(row class) == 'class,class_2,FAIL,'* ]] || fail "class: $(row class)"
-row class | grep -q "crashed: killed by signal 6 (ABRT)" || fail "class: the crash is not named"
+row class | grep -q "crashed: killed by signal 11 (SEGV)" || fail "class: the crash is not named"
+[[ $(row forger) == 'forger,forger,FAIL,0,20,'* ]] || fail "forger: $(row forger)"
+row forger | grep -q "the static check refused the submission" || fail "forger: the static check is not named"
 [[ $(row while) == 'while,while_2,FAIL,'* ]] || fail "while: $(row while)"
 row while | grep -q "fib_continuation" || fail "while's failure does not name fib_continuation"
 python3 - "$work/out/results.json" <<'PY' || fail "results.json is not what results.csv says"
 import json, sys
 r = json.load(open(sys.argv[1]))
 by = {s["login"]: s for s in r["students"]}
-assert sorted(by) == ["123abc", "J-Doe", "class", "j.doe", "while"], sorted(by)
+assert sorted(by) == ["123abc", "J-Doe", "class", "forger", "j.doe", "while"], sorted(by)
+assert r["max_score"] == 20 and [t["max_score"] for t in r["rubric"]] == [10, 5, 5], r["rubric"]
+assert by["j.doe"]["score"] == 20 and by["forger"]["score"] == 0 and by["J-Doe"]["score"] == 0
+assert by["j.doe"]["answers"] and not by["J-Doe"]["answers"], "ANSWERS.md was not collected"
 assert by["j.doe"]["passed"] and not any(by[l]["passed"] for l in by if l != "j.doe")
 assert all(by[l]["failures"] for l in by if l != "j.doe")
 PY
 [[ ! -e $work/out/.work && ! -e $work/out/.tree ]] || fail "the copies were left behind"
-echo "grade-class.sh grades each submission in its own copy: one PASS among four different failures"
+[[ -f $work/out/j_doe_2/ANSWERS.md ]] || fail "j.doe's ANSWERS.md was not collected into OUT/j_doe_2/"
+echo "grade-class.sh grades each submission in its own copy: one PASS among five different failures"
 
 # An exercise on another variant: the copies are configured with the variants its CMakeLists.txt
 # links (07: pools::coroutines), or nothing of it builds.
@@ -83,7 +96,7 @@ cp "$src/course/exercises/07-replay-schedule/box_office.hpp" "$s7/start/"
 "$src/scripts/grade-class.sh" 07-replay-schedule "$s7" "$work/out07" -j 2 --timeout 900 || fail "grade-class.sh 07 failed"
 csv=$work/out07/results.csv
 cat "$csv"
-[[ $(row ref) == 'ref,ref,PASS,'* ]] || fail "07, the solution: $(row ref)"
-[[ $(row start) == 'start,start,FAIL,'* ]] || fail "07, the starting point: $(row start)"
+[[ $(row ref) == 'ref,ref,PASS,20,20,'* ]] || fail "07, the solution: $(row ref)"
+[[ $(row start) == 'start,start,FAIL,4,20,'* ]] || fail "07, the starting point: $(row start)"
 row start | grep -q "seats sold, the show has" || fail "07, the starting point's failure does not name the overselling"
 echo "grade-class.sh grades exercise 07 in copies configured with the coroutines variant"

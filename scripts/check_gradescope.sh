@@ -3,7 +3,7 @@
 # Proves scripts/gradescope.sh (ctest -R gradescope_autograder): bad arguments exit 2; then for each
 # EXERCISE given, the zip is made, unzipped into a temporary AUTOGRADER_ROOT (Gradescope's
 # /autograder), setup.sh run, and run_autograder run on three submissions:
-#   the starting point      -> results.json scores below full marks, a failed test says why
+#   the starting point      -> results.json scores at most 25 % of the points, a failed test says why
 #   the reference solution  -> full marks
 #   a file that does not compile -> score 0, the compiler's "error" in the output
 # and every results.json has Gradescope's documented fields (score; tests with name, score,
@@ -54,7 +54,7 @@ for i in z.infolist(): os.chmod(os.path.join(sys.argv[2], i.filename), (i.extern
     solution=$src/course/solutions/$id/$file
   fi
   broken=$work/broken-$id
-  { cat "$solution"; echo "this line does not compile;"; } >"$broken"
+  { cat "$solution"; echo "inline int does_not_compile() { return undeclared_name; }"; } >"$broken"
   for kind in start solution broken; do
     rm -rf "$ag/submission" "$ag/results"
     mkdir -p "$ag/submission/folder"
@@ -78,7 +78,7 @@ total = sum(t["max_score"] for t in tests)
 assert r["score"] == sum(t["score"] for t in tests), "score is not the sum of the tests"
 failed = [t for t in tests if t["status"] == "failed"]
 if kind == "start":
-    assert 0 <= r["score"] < total and failed, f"the start scored {r['score']} of {total}"
+    assert 0 <= r["score"] * 4 <= total and failed, f"the start scored {r['score']} of {total} (at most 25 %)"
     print(f"  start: {r['score']} of {total}; {failed[0]['name'][:110]}")
 elif kind == "solution":
     assert r["score"] == total and not failed, f"the solution scored {r['score']} of {total}: {[t['name'] for t in failed]}"
@@ -89,4 +89,4 @@ else:
 PY
   done
 done
-echo "every autograder scores the start below full marks, the solution full, a compile error 0"
+echo "every autograder scores the start at most 25 %, the solution full, a compile error 0"

@@ -9,13 +9,15 @@
 #                                    (02..06: the FILES of its pools_add_exercise call, e.g.
 #                                    nested_wait.hpp; 01: pool.hpp, and tests/pool_test.cpp if any)
 # Each student is graded in a copy of its own of the tree, made from one pristine copy (the source
-# tree without course/solutions, course/cheats, course/instructor), configured with only the
+# tree without course/solutions, course/cheats, and course/instructor but its hidden tests), configured with only the
 # libraries the exercise links and built through ccache, which every copy shares (CCACHE_BASEDIR is
 # the copy: what one copy compiled, the next finds). So one student's compile error, crash or hang
 # stays in that student's copy and result; at most N students are graded at once (-j, default
 # nproc), each build with one job; a student whose grading outlives --timeout (default 900 s) is
 # stopped and marked so.
-#   02..06: scripts/grade-exercise.sh EXERCISE in the copy, exactly the students' own command.
+#   02..07: scripts/grade-exercise.sh EXERCISE --isolated in the copy: the students' own command,
+#           the static check first, the build and the check as the user pools-grader in private
+#           namespaces with limits (scripts/grade-sandbox.sh; not root: limits only, said so).
 #   01:     scripts/grade.sh NAME --class: the conformance suite, rule by rule, in the release,
 #           asan and tsan builds of the student's pool alone (the verdict of the full card; no bench
 #           and no HTTP run, which compare and do not grade).
@@ -26,8 +28,11 @@
 # name get "_2", "_3", ... in sorted login order. So the mapping is the same on every run; it is the
 # "name" column of the results (scripts/new-pool.sh --check is the rule).
 #
-# OUT gets results.csv and results.json (one row per student: login, name, verdict, exit code,
-# seconds, the failed requirements), and OUT/<name>/ each student's output and report.json.
+# OUT gets results.csv and results.json (one row per student: login, name, verdict, score of the
+# exercise's fixed rubric and its max_score, exit code, seconds, the failed requirements, and one
+# column per test of course/exercises/EXERCISE/rubric.json, the same columns on every run; 01: the
+# conformance rules passed per build; "answers": whether ANSWERS.md, the written answers, was handed
+# in), and OUT/<name>/ each student's output, report.json and ANSWERS.md (to grade by hand).
 # Exit 0 when every student was graded (whatever the verdicts); 1 when grading itself failed (the
 # starting tree would not configure); 2 for a bad argument.
 set -uo pipefail
@@ -101,7 +106,10 @@ echo "grade-class: $id, ${#logins[@]} submissions from $subs, $jobs at once, int
 tree=$out/.tree
 rm -rf "$tree" "$out/.work"
 "$root/scripts/copy-tree.sh" "$root" "$tree" || { echo "grade-class.sh: cannot copy the tree" >&2; exit 1; }
-rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/course/instructor "$tree"/grade "$tree"/build*
+rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/grade "$tree"/build*
+# Of the instructor's material, only the hidden tests stay (course/instructor/hidden/: workloads the
+# hand-out does not have, which the checks include when present).
+find "$tree/course/instructor" -mindepth 1 -maxdepth 1 ! -name hidden -exec rm -rf {} + 2>/dev/null
 
 # Grades one student in a copy of their own; writes OUT/<name>/result.json. Runs in a subshell.
 grade_one() {
@@ -116,21 +124,29 @@ grade_one() {
     (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade.sh "$name" --class --out "$dest") >"$dest/output.txt" 2>&1
     rc=$?
   else
-    (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade-exercise.sh "$id" --build-dir build-class --out "$dest") >"$dest/grade.txt" 2>&1
+    (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade-exercise.sh "$id" --build-dir build-class --out "$dest" --isolated) >"$dest/grade.txt" 2>&1
     rc=$?
   fi
   [[ $rc -eq 124 || $rc -eq 137 ]] && echo "  FAIL  grading did not finish within $limit s and was stopped" >>"$dest/output.txt"
+  # The written answers, collected for grading by hand.
+  [[ -f $copy/course/exercises/$id/ANSWERS.md ]] && cp "$copy/course/exercises/$id/ANSWERS.md" "$dest/ANSWERS.md"
   python3 - "$login" "$name" "$rc" "$((SECONDS - t0))" "$dest" <<'PY'
 import json, os, sys
 login, name, rc, seconds, dest = sys.argv[1:]
 report, failures = os.path.join(dest, "report.json"), []
 card = json.load(open(report)) if os.path.exists(report) else {}
-if "failures" in card:  # grade-exercise.sh
+tests = {}  # the rubric's test -> score (02..07), or conformance rule (build) -> 1/0 (01)
+if "tests" in card:  # grade-exercise.sh: the exercise's fixed rubric
+    failures = card["failures"]
+    tests = {t["name"]: t["score"] for t in card["tests"]}
+elif "failures" in card:
     failures = card["failures"]
 elif "conformance" in card:  # grade.sh's card (exercise 01)
     failures = [f"{kind} build failed" for kind, b in card["builds"].items() if not b["built"]]
     failures += [f"{rule} ({kind})" for rule, by in card["conformance"].items() for kind, r in by.items() if not r["passed"]]
     failures += [f"tests_{name} ({kind})" for kind, t in card["tests"].items() if t and not t["passed"]]
+    tests = {f"{rule} ({kind})": int(by.get(kind, {}).get("passed", False)) for rule, by in card["conformance"].items()
+             for kind in ("release", "asan", "tsan")}
 if not failures or int(rc) in (124, 137):
     text = open(os.path.join(dest, "output.txt"), errors="replace").read() if os.path.exists(os.path.join(dest, "output.txt")) else ""
     failures += [l.strip()[6:] for l in text.splitlines() if l.strip().startswith("FAIL  ")]
@@ -138,7 +154,9 @@ passed = int(rc) == 0
 if not passed and not failures:
     failures = [f"the grader exited {rc} (see {name}/output.txt)"]
 json.dump({"login": login, "name": name, "passed": passed, "exit_code": int(rc), "seconds": int(seconds),
-           "failures": failures}, open(os.path.join(dest, "result.json"), "w"), indent=2)
+           "score": sum(tests.values()), "tests": tests, "failures": failures,
+           "answers": os.path.exists(os.path.join(dest, "ANSWERS.md"))},
+          open(os.path.join(dest, "result.json"), "w"), indent=2)
 PY
   [[ $keep -eq 1 ]] || rm -rf "$copy"
   echo "grade-class: $login -> $name: exit $rc in $((SECONDS - t0)) s" >&2
@@ -155,7 +173,7 @@ if [[ $id == 01-first-pool ]]; then
   rm -rf "$tree/variants/warmup" "$tree"/build-grade-*
 else
   (cd "$tree" && CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1 scripts/grade-exercise.sh "$id" --build-dir build-class \
-    --out "$out/.warmup") >/dev/null 2>&1
+    --out "$out/.warmup" --isolated) >/dev/null 2>&1
   rm -rf "$tree/build-class"
 fi
 rm -rf "$out/.warmup"
@@ -168,23 +186,36 @@ done
 wait
 [[ $keep -eq 1 ]] || rm -rf "$tree" "$out/.work"
 
-python3 - "$out" "$((SECONDS - started))" "${names[@]}" <<'PY'
+python3 - "$out" "$((SECONDS - started))" "$root/course/exercises/$id/rubric.json" "${names[@]}" <<'PY'
 import csv, json, os, sys
-out, seconds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, seconds, rubric_path, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+rubric = json.load(open(rubric_path)) if os.path.exists(rubric_path) else {}
+columns = [(t["name"], t["max_score"]) for t in rubric.get("tests", [])]  # 02..07: the same every run
 rows = []
 for name in names:
     path = os.path.join(out, name, "result.json")
     rows.append(json.load(open(path)) if os.path.exists(path) else
                 {"login": "?", "name": name, "passed": False, "exit_code": -1, "seconds": 0,
                  "failures": ["no result: the grading of this student did not run to its end"]})
+max_score = sum(m for _, m in columns)
+for r in rows:
+    r.setdefault("tests", {})
+    r.setdefault("score", 0)
+    r.setdefault("answers", False)
+    if columns:  # every rubric test in every row, 0 where the student's run never reached it
+        r["tests"] = {n: r["tests"].get(n, 0) for n, _ in columns}
+        r["score"] = sum(r["tests"].values())
 with open(os.path.join(out, "results.json"), "w") as f:
-    json.dump({"seconds": seconds, "students": rows}, f, indent=2)
+    json.dump({"seconds": seconds, "rubric": [{"name": n, "max_score": m} for n, m in columns],
+               "max_score": max_score, "answers_points": rubric.get("answers_points", 0), "students": rows}, f, indent=2)
 with open(os.path.join(out, "results.csv"), "w", newline="") as f:
     w = csv.writer(f)
-    w.writerow(["login", "name", "verdict", "exit_code", "seconds", "failed_requirements"])
+    w.writerow(["login", "name", "verdict", "score", "max_score", "exit_code", "seconds", "failed_requirements",
+                "answers"] + [f"{n} ({m})" for n, m in columns])
     for r in rows:
-        w.writerow([r["login"], r["name"], "PASS" if r["passed"] else "FAIL", r["exit_code"], r["seconds"],
-                    " | ".join(r["failures"])])
+        w.writerow([r["login"], r["name"], "PASS" if r["passed"] else "FAIL", r["score"], max_score or "",
+                    r["exit_code"], r["seconds"], " | ".join(r["failures"]), "ANSWERS.md" if r["answers"] else ""]
+                   + [r["tests"][n] for n, _ in columns])
 passed = sum(r["passed"] for r in rows)
 print(f"grade-class: {passed} of {len(rows)} passed in {seconds} s; {out}/results.csv and results.json")
 PY

@@ -2,17 +2,26 @@
 # SPDX-License-Identifier: MIT
 # Grades one exercise of the course pack (docs/course/README.md): the student's command.
 #
-#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR]
+#   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR] [--isolated]
 #   scripts/grade-exercise.sh 01-first-pool NAME [grade.sh options]
 #
 # ID is a folder under course/exercises/. Its CMakeLists.txt (pools_add_exercise, cmake/course.cmake)
 # names the check program; this script configures the build folder if it is not configured yet,
 # builds exercise_ID there, runs it, and prints its requirements (ok / FAIL, with the reason) and
-# the verdict. The preset is the exercise's: release, or asan / tsan when its pools_add_exercise
+# the verdict, then its score on the exercise's fixed rubric (course/exercises/ID/rubric.json). Before
+# building, the student's files pass the static check (scripts/grade_static.py); the score comes
+# from the check's result channel, not from what the program prints (scripts/grade_run.py). The
+# preset is the exercise's: release, or asan / tsan when its pools_add_exercise
 # call says SANITIZER address / thread; --preset overrides it (e.g. --preset tsan, to run your
 # code under ThreadSanitizer too), --build-dir the folder (default: the preset's, build/ for
-# release). The output and grade/ID/report.json (verdict, failed requirements, command, seconds)
+# release). The output and grade/ID/report.json (verdict, score, the rubric's tests, failed
+# requirements, command, seconds)
 # are kept in grade/ID/ (--out: another folder), for an instructor collecting a class's results.
+#
+# --isolated (scripts/grade-class.sh, Gradescope's run_autograder: a grader's run of someone else's
+# code): the build and the check run through scripts/grade-sandbox.sh, as the user pools-grader in
+# private namespaces, everything read-only but the build folder (the check: not even that), no
+# network, with limits; not root: said on one line, and graded with the limits only.
 #
 # An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool)
 # is graded by scripts/grade.sh NAME, the pool's report card; this script passes NAME on.
@@ -25,8 +34,8 @@
 # Before building, scripts/course-needs.sh checks what this exercise needs (no root needed): a
 # missing tool or library is named with its Debian package, and the grader stops (exit 1).
 #
-# Exit 0 only on PASS; 1 on FAIL (a failed requirement, a build error, a timeout, a missing
-# package); 2 for a bad argument (an unknown ID: the known ones are listed).
+# Exit 0 only on PASS (every test of the rubric passed); 1 on FAIL (a failed requirement, a file
+# the static check refused, a build error, a timeout, a missing package); 2 for a bad argument (an unknown ID: the known ones are listed).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
@@ -39,7 +48,7 @@ known() {
   done
 }
 usage() {
-  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR]" >&2
+  echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR] [--isolated]" >&2
   echo "       scripts/grade-exercise.sh 01-first-pool NAME    (the pool made by scripts/new-pool.sh NAME)" >&2
   echo "known exercises: $(known)" >&2
   exit 2
@@ -62,11 +71,13 @@ fi
 preset=
 build_dir=
 out=
+isolated=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --preset) [[ $# -ge 2 ]] || usage; preset=$2; shift 2 ;;
     --build-dir) [[ $# -ge 2 ]] || usage; build_dir=$2; shift 2 ;;
     --out) [[ $# -ge 2 ]] || usage; out=$2; shift 2 ;;
+    --isolated) isolated=1; shift ;;
     *) bad "unknown option '$1'" ;;
   esac
 done
@@ -101,53 +112,67 @@ started=$SECONDS
 target=exercise_$id
 exe=$build_dir/course/exercises/$id/$target
 
-verdict() {  # PASS|FAIL, exit code, then writes the report and exits
-  local result=$1 rc=$2
-  python3 - "$id" "$result" "$rc" "$preset" "$build_dir" "$((SECONDS - started))" "$out" <<'PY'
+verdict() {  # PASS|FAIL: adds how it was graded to report.json (scripts/grade_run.py wrote it), exits
+  local result=$1
+  python3 - "$id" "$preset" "$build_dir" "$((SECONDS - started))" "$out" <<'PY'
 import json, sys
-exercise, result, rc, preset, build_dir, seconds, out = sys.argv[1:]
-text = open(f"{out}/output.txt", errors="replace").read()
-failures = [l[4:] for l in text.splitlines() if l.startswith("  - ")]
-failures += [l.strip()[6:] for l in text.splitlines() if l.startswith("  FAIL  ") and l.strip()[6:] not in failures]
-json.dump({"exercise": exercise, "passed": result == "PASS", "exit_code": int(rc), "preset": preset,
-           "build_dir": build_dir, "seconds": int(seconds), "failures": failures,
-           "command": f"scripts/grade-exercise.sh {exercise} --preset {preset} --build-dir {build_dir}"},
-          open(f"{out}/report.json", "w"), indent=2)
+exercise, preset, build_dir, seconds, out = sys.argv[1:]
+report = json.load(open(f"{out}/report.json"))
+report.update({"preset": preset, "build_dir": build_dir, "seconds": int(seconds),
+               "command": f"scripts/grade-exercise.sh {exercise} --preset {preset} --build-dir {build_dir}"})
+json.dump(report, open(f"{out}/report.json", "w"), indent=2)
 PY
   echo "$result: exercise $id ($preset build in $build_dir/; output and report.json in $out/)"
   [[ $result == PASS ]] && exit 0
   exit 1
 }
+zero() {  # REASON: no run (refused, or does not compile): every test of the rubric scores 0
+  python3 scripts/grade_run.py zero "$id" "$out" "$1" | tee -a "$out/output.txt"
+  verdict FAIL
+}
 
 # What this exercise needs, checked without root: one line per missing thing, with its package.
 scripts/course-needs.sh "$id" || exit 1
+
+# The static check of the student's files, before anything of theirs is compiled
+# (scripts/grade_static.py: the headers, names and constructs a submission may not use).
+read -ra files <<<"$(tr '\n' ' ' <"$dir/CMakeLists.txt" |
+  grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
+if ! python3 scripts/grade_static.py "$id" "${files[@]/#/$dir/}" >"$out/static.txt" 2>&1; then
+  sed 's/^/  FAIL  /' "$out/static.txt" | tee "$out/output.txt"
+  zero "the static check refused the submission: $(head -1 "$out/static.txt")"
+fi
+
 echo "[grade-exercise] $id: building $target in $build_dir/ (preset $preset)" >&2
 if [[ ! -f $build_dir/CMakeCache.txt ]]; then
   # shellcheck disable=SC2086  # GRADE_CONFIGURE_ARGS: words to add (scripts/grade-class.sh's)
-  cmake --preset "$preset" -B "$build_dir" ${GRADE_CONFIGURE_ARGS:-} >"$out/build.log" 2>&1 ||
-    { tail -30 "$out/build.log" | tee "$out/output.txt"; echo "configure failed (cmake --preset $preset)" >>"$out/output.txt"; verdict FAIL 1; }
+  if ! cmake --preset "$preset" -B "$build_dir" ${GRADE_CONFIGURE_ARGS:-} >"$out/build.log" 2>&1; then
+    tail -30 "$out/build.log" | tee "$out/output.txt"
+    zero "configure failed (cmake --preset $preset)"
+  fi
 fi
-if ! cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
+sandbox=()
+isolate_run=()
+if [[ $isolated -eq 1 ]]; then
+  sandbox=(scripts/grade-sandbox.sh --limits build --ccache --write "$build_dir" --)
+  isolate_run=(--isolated)
+fi
+if ! "${sandbox[@]}" cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
   if grep -q "unknown target '$target'" "$out/build.log"; then
     echo "  FAIL  this configuration does not build $target (configured with -DPOOLS_VARIANTS that leaves out a library it needs?)" |
       tee "$out/output.txt"
-  else
-    first=$(grep -m1 -E "error" "$out/build.log" | sed -E 's|^.*/course/exercises/|course/exercises/|' | cut -c1-200)
-    { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile: $first (the whole log: $out/build.log)"; } |
-      tee "$out/output.txt"
+    zero "this configuration does not build $target"
   fi
-  verdict FAIL 1
+  first=$(grep -m1 -E "error" "$out/build.log" | sed -E 's|^.*/course/exercises/|course/exercises/|' | cut -c1-200)
+  { grep -E -B3 -A3 -m8 "error" "$out/build.log" | head -40; echo "  FAIL  $target does not compile: $first (the whole log: $out/build.log)"; } |
+    tee "$out/output.txt"
+  zero "$target does not compile: $first"
 fi
 
-# The check bounds every step itself; this limit is the last resort for a hang it cannot see.
-timeout --kill-after=10 "$timeout_s" "$exe" 2>&1 | tee "$out/output.txt"
-rc=${PIPESTATUS[0]}
-if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-  echo "  FAIL  the check did not finish within $timeout_s s (a hang it could not bound) and was stopped" |
-    tee -a "$out/output.txt"
-elif [[ $rc -gt 128 ]]; then
-  echo "  FAIL  the check crashed: killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null || echo ?)) in your code; the lines above say where it got to" |
-    tee -a "$out/output.txt"
-fi
-[[ $rc -eq 0 ]] && verdict PASS 0
-verdict FAIL "$rc"
+# The check bounds every step itself; the time limit is the last resort for a hang it cannot see.
+# scripts/grade_run.py runs it with the result channel and scores it on the rubric: what the
+# program prints is shown (and kept in output.txt); the score comes from the channel only.
+python3 scripts/grade_run.py run "$id" "$exe" "$out" --timeout "$timeout_s" "${isolate_run[@]}"
+rc=$?
+[[ $rc -eq 0 ]] && verdict PASS
+verdict FAIL

@@ -67,7 +67,7 @@ def build(name, kind, jobs):
         cfg.append(f"-DPOOLS_VARIANTS={name}")
     p = run(cfg, capture_output=True, text=True)
     if p.returncode == 0:
-        targets = [] if not only_name else ["--target", f"conformance_{name}"] + (
+        targets = [] if not only_name else ["--target", f"conformance_{name}", f"course_01_threads_{name}"] + (
             [f"tests_{name}"] if os.path.isdir(os.path.join(ROOT, "variants", name, "tests")) else [])
         p = run(["cmake", "--build", folder, "-j", str(jobs)] + targets, capture_output=True, text=True)
     return p.returncode == 0, (p.stdout + p.stderr)[-3000:]
@@ -112,6 +112,22 @@ def conformance(name, kind, timeout):
     for case in cases:
         log(f"{kind}: {case}")
         results[case] = run_case(exe, case, env, timeout)
+    # The course's rule the suite does not state (course/exercises/01-first-pool/threads_check.cpp):
+    # the tasks run on the pool's own threads, two at once; an inline "pool" passes every other rule.
+    threads_exe = os.path.join(ROOT, folder, "course", f"course_01_threads_{name}")
+    if os.path.exists(threads_exe):
+        case = f"conformance: tasks run on the pool's own threads, concurrently<pools::{name}::pool>"
+        log(f"{kind}: {case}")
+        start = time.monotonic()
+        try:
+            p = subprocess.run([threads_exe], cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True,
+                               timeout=timeout)
+            ok, out = p.returncode == 0, p.stdout + p.stderr
+        except subprocess.TimeoutExpired:
+            ok, out = False, f"timed out after {timeout} s"
+        fails = [l.strip()[6:] for l in out.splitlines() if l.strip().startswith("FAIL  ")]
+        results[case] = {"passed": ok, "seconds": round(time.monotonic() - start, 1),
+                         "excerpt": "" if ok else "\n".join(fails[:4]) or failure_excerpt(out)}
     tests_exe = os.path.join(ROOT, folder, "variants", name, f"tests_{name}")
     own = None
     if os.path.exists(tests_exe):

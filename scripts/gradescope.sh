@@ -11,9 +11,12 @@
 #                    (so a student's grading compiles their file only)
 #   run_autograder   run per submission: copies the student's files from /autograder/submission/
 #                    into place, grades them with the students' own grader, and writes
-#                    /autograder/results/results.json (scripts/gradescope_results.py: one point per
-#                    requirement, 0 with the compiler's message when it does not compile)
-#   tree/            this tree without course/solutions, course/cheats, course/instructor
+#                    /autograder/results/results.json (scripts/gradescope_results.py: the tests of
+#                    the exercise's fixed rubric with their max_score, scored from the check's
+#                    result channel; 0 on each, with the reason, when the static check refuses
+#                    the files or they do not compile)
+#   tree/            this tree without course/solutions, course/cheats, and course/instructor but its
+#                    hidden tests (course/instructor/hidden/)
 #   exercise         the exercise's id
 # What a student uploads: the files of the exercise page's "What to hand in" (02..06: the FILES of
 # the exercise's pools_add_exercise call; 01: pool.hpp), at the top of the upload or in folders.
@@ -39,7 +42,10 @@ zip=$(cd "$(dirname "$zip")" && pwd)/$(basename "$zip")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 "$root/scripts/copy-tree.sh" "$root" "$stage/tree"
-rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/course/instructor "$stage"/tree/grade
+rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/grade
+# Of the instructor's material, only the hidden tests stay (course/instructor/hidden/): the zip is
+# the instructor's, uploaded to Gradescope, never handed out.
+find "$stage/tree/course/instructor" -mindepth 1 -maxdepth 1 ! -name hidden -exec rm -rf {} + 2>/dev/null || true
 echo "$id" >"$stage/exercise"
 
 cat >"$stage/setup.sh" <<'SETUP'
@@ -63,8 +69,15 @@ if [[ $id == 01-first-pool ]]; then
   scripts/grade.sh warmup --class --out "$ag/source/warmup" >/dev/null 2>&1 || true  # the scaffold fails: expected
   rm -rf variants/warmup "$ag/source/warmup"
 else
-  scripts/grade-exercise.sh "$id" --out "$ag/source/warmup" >/dev/null 2>&1 || true  # the start fails: expected
-  rm -rf "$ag/source/warmup"
+  scripts/grade-exercise.sh "$id" --out "$ag/source/warmup" >"$ag/source/warmup.log" 2>&1 || true  # the start fails
+  # ... its check, that is; a build that failed is the image's fault, and every submission would
+  # score "does not compile": stop here, loudly.
+  if ! compgen -G "build*/course/exercises/$id/exercise_$id" >/dev/null; then
+    tail -40 "$ag/source/warmup/build.log" "$ag/source/warmup.log" >&2 || true
+    echo "setup.sh: the warm-up build of exercise_$id failed (above); the autograder cannot grade" >&2
+    exit 1
+  fi
+  rm -rf "$ag/source/warmup" "$ag/source/warmup.log"
 fi
 SETUP
 
@@ -88,12 +101,17 @@ export CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
 rm -rf variants/student "course/exercises/$id"
 cp -a "$ag/source/start-files" "course/exercises/$id"
 if ! scripts/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&1; then
-  echo '{"passed": false, "failures": []}' >"$grade/report.json"
+  if [[ -f course/exercises/$id/CMakeLists.txt ]]; then  # 02..07: every test of the rubric, 0
+    python3 scripts/grade_run.py zero "$id" "$grade" "$(grep -m1 '  FAIL  ' "$grade/output.txt" | sed 's/^  FAIL  //')" >/dev/null
+  else
+    echo '{"passed": false, "failures": []}' >"$grade/report.json"
+  fi
 elif [[ $id == 01-first-pool ]]; then
   timeout 1800 scripts/grade.sh student --class --out "$grade" >"$grade/output.txt" 2>&1
 else
-  timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" >/dev/null 2>&1
+  timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" --isolated >/dev/null 2>&1
 fi
+[[ -f course/exercises/$id/ANSWERS.md ]] && cp "course/exercises/$id/ANSWERS.md" "$grade/ANSWERS.md"
 python3 scripts/gradescope_results.py "$id" "$grade" "$out/results.json"
 RUN
 chmod +x "$stage/setup.sh" "$stage/run_autograder"

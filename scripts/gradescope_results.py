@@ -4,49 +4,54 @@
 
   python3 scripts/gradescope_results.py EXERCISE GRADE_DIR RESULTS_JSON
 
-GRADE_DIR is what the grader wrote: report.json and output.txt of scripts/grade-exercise.sh (02..06),
-or report.json of scripts/grade.sh NAME --class (01). Each requirement the grader judged is one test
-worth one point (Gradescope's documented format: https://gradescope-autograders.readthedocs.io,
-"Autograder Specifications"): for 02..06 every `ok` / `FAIL` line of the check, for 01 every
-conformance rule in each build and the pool's own tests. A submission that does not compile gets
-one test, "it compiles", 0 of 1, with the compiler's message: the score is 0. The top-level score is
-the sum of the tests' scores; the verdict line goes to `output`.
+GRADE_DIR is what the grader wrote: report.json and output.txt of scripts/grade-exercise.sh (02..07),
+or report.json of scripts/grade.sh NAME --class (01). The tests are Gradescope's documented format
+(https://gradescope-autograders.readthedocs.io, "Autograder Specifications"): for 02..07 the tests
+of the exercise's fixed rubric (course/exercises/<id>/rubric.json), with their max_score, as
+scripts/grade_run.py scored them from the check's result channel (never from printed lines); a
+submission the static check refuses or that does not compile scores 0 on every one, with the
+reason (the compiler's message). For 01 every conformance rule in each build and the pool's own
+tests, one point each. The top-level score is the sum of the tests' scores; the verdict line, and
+the written answers' points (graded by hand), go to `output`.
 """
 import json
 import os
 import sys
 
 
-def tests_of_check(grade_dir):
-    text = open(os.path.join(grade_dir, "output.txt"), errors="replace").read()
+def tests_of_rubric(grade_dir):
+    """02..07: the tests of the exercise's rubric.json, as scripts/grade_run.py scored them."""
     report = json.load(open(os.path.join(grade_dir, "report.json")))
     tests = []
-    missing = [l[8:] for l in text.splitlines() if l.startswith("  FAIL  not handed in: ")]
-    if missing:  # scripts/place-submission.sh found no such file in the upload
-        return [{"name": m, "score": 0, "max_score": 1, "status": "failed",
-                 "output": f"{m}: upload it (see the exercise page's What to hand in)", "visibility": "visible"}
-                for m in missing], False
-    for line in text.splitlines():
-        if line.startswith("  ok    ") or line.startswith("  FAIL  "):
-            passed = line.startswith("  ok")
-            tests.append({"name": line[8:][:200], "score": 1 if passed else 0, "max_score": 1,
-                          "status": "passed" if passed else "failed", "output": line[8:], "visibility": "visible"})
-    if any("does not compile" in t["name"] or "configure failed" in t["output"] for t in tests) or not tests:
-        log = os.path.join(grade_dir, "build.log")
-        message = open(log, errors="replace").read()[-4000:] if os.path.exists(log) else text[-4000:]
-        tests = [{"name": "it compiles", "score": 0, "max_score": 1, "status": "failed",
-                  "output": message, "visibility": "visible"}]
-    return tests, report.get("passed", False)
+    for t in report["tests"]:
+        output = t["output"]
+        if not t["passed"] and output.startswith("not run: ") and report.get("failures"):
+            output += "\n" + "\n".join(report["failures"][:5])
+        tests.append({"name": t["name"], "score": t["score"], "max_score": t["max_score"],
+                      "status": "passed" if t["passed"] else "failed", "output": output[-4000:],
+                      "visibility": "visible"})
+    log = os.path.join(grade_dir, "build.log")
+    if any("does not compile" in f for f in report.get("failures", [])) and os.path.exists(log):
+        tests[0]["output"] = open(log, errors="replace").read()[-4000:]
+    return tests, report.get("passed", False), report.get("answers_points", 0)
+
+
+def tests_of_lines(grade_dir):
+    """No report of the grader: the FAIL lines of what ran (a file not handed in, or refused)."""
+    text = open(os.path.join(grade_dir, "output.txt"), errors="replace").read()
+    fails = [line[8:] for line in text.splitlines() if line.startswith("  FAIL  ")] or ["the grader did not run"]
+    return [{"name": f[:200], "score": 0, "max_score": 1, "status": "failed", "output": f,
+             "visibility": "visible"} for f in fails], False, 0
 
 
 def tests_of_card(grade_dir):
     card = json.load(open(os.path.join(grade_dir, "report.json")))
-    if "builds" not in card:  # scripts/place-submission.sh found no pool.hpp: the check's way
-        return tests_of_check(grade_dir)
+    if "builds" not in card:  # scripts/place-submission.sh found no pool.hpp, or refused it
+        return tests_of_lines(grade_dir)
     if not any(b["built"] for b in card["builds"].values()):
         message = "\n".join(f"{kind}:\n{b['log']}" for kind, b in card["builds"].items())[-4000:]
         return [{"name": "it compiles", "score": 0, "max_score": 1, "status": "failed", "output": message,
-                 "visibility": "visible"}], False
+                 "visibility": "visible"}], False, 10
     tests = []
     for kind, b in card["builds"].items():
         if not b["built"]:
@@ -67,7 +72,7 @@ def tests_of_card(grade_dir):
             tests.append({"name": f"the pool's own tests ({kind})", "score": 1 if t["passed"] else 0, "max_score": 1,
                           "status": "passed" if t["passed"] else "failed", "output": t["excerpt"],
                           "visibility": "visible"})
-    return tests, bool(card.get("conformance_clean"))
+    return tests, bool(card.get("conformance_clean")), 10
 
 
 def main():
@@ -76,19 +81,25 @@ def main():
         return 2
     exercise, grade_dir, results = sys.argv[1:]
     if not os.path.exists(os.path.join(grade_dir, "report.json")):
-        tests, passed = [{"name": "grading finished", "score": 0, "max_score": 1, "status": "failed",
-                          "output": "the grader wrote no report (stopped by its time limit?)",
-                          "visibility": "visible"}], False
+        tests, passed, answers = [{"name": "grading finished", "score": 0, "max_score": 1, "status": "failed",
+                                   "output": "the grader wrote no report (stopped by its time limit?)",
+                                   "visibility": "visible"}], False, 0
     elif exercise == "01-first-pool":
-        tests, passed = tests_of_card(grade_dir)
+        tests, passed, answers = tests_of_card(grade_dir)
+    elif "tests" in json.load(open(os.path.join(grade_dir, "report.json"))):
+        tests, passed, answers = tests_of_rubric(grade_dir)
     else:
-        tests, passed = tests_of_check(grade_dir)
+        tests, passed, answers = tests_of_lines(grade_dir)
     score = sum(t["score"] for t in tests)
     total = sum(t["max_score"] for t in tests)
     os.makedirs(os.path.dirname(os.path.abspath(results)), exist_ok=True)
     with open(results, "w") as f:
         json.dump({"score": score, "output": f"{'PASS' if passed else 'FAIL'}: exercise {exercise}, "
-                   f"{score} of {total} requirements met", "visibility": "visible", "tests": tests}, f, indent=2)
+                   f"{score} of {total} code points"
+                   + (f"; the written answers ({answers} points) are graded by hand: "
+                      + ("ANSWERS.md handed in" if os.path.exists(os.path.join(grade_dir, "ANSWERS.md"))
+                         else "no ANSWERS.md handed in") if answers and exercise != "01-first-pool" else ""),
+                   "visibility": "visible", "tests": tests}, f, indent=2)
     print(f"gradescope: {score} / {total} -> {results}")
     return 0
 

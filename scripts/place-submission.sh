@@ -5,11 +5,13 @@
 #
 #   scripts/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]
 #
-# 02..06: each file of the exercise's pools_add_exercise FILES, found by name anywhere under
-#         SUBMISSION_DIR, is copied over the starting point in TREE/course/exercises/EXERCISE/.
+# 02..07: each file of the exercise's pools_add_exercise FILES, found by name anywhere under
+#         SUBMISSION_DIR, is copied over the starting point in TREE/course/exercises/EXERCISE/;
+#         so is ANSWERS.md, the written answers, when there is one.
 # 01:     scripts/new-pool.sh NAME in TREE (default NAME: student), then the student's pool.hpp
 #         (and tests/pool_test.cpp, if any) into variants/NAME/, their pools::<their name>
 #         renamed pools::NAME.
+# 01's pool.hpp must pass the static check (scripts/grade_static.py) first: one FAIL line per problem.
 # Prints one "not handed in: FILE" line per missing file (to stdout, as a grader's FAIL reason) and
 # exits 1 when a file is missing; 2 for a bad argument.
 set -uo pipefail
@@ -24,6 +26,13 @@ find_file() { find "$sub" -name "$1" -type f | LC_ALL=C sort | head -1; }
 if [[ $id == 01-first-pool ]]; then
   hpp=$(find_file pool.hpp)
   [[ -n $hpp ]] || { echo "  FAIL  not handed in: pool.hpp"; exit 1; }
+  # The static check (scripts/grade_static.py) before the pool is compiled into the conformance
+  # suite: a #define CHECK(...) in it would switch the suite's checks off. 02..07 are checked by
+  # scripts/grade-exercise.sh, in the tree they are graded in.
+  if ! refused=$(python3 "$(dirname "$0")/grade_static.py" "$id" "$hpp"); then
+    sed 's/^/  FAIL  the static check refused the submission: /' <<<"$refused"
+    exit 1
+  fi
   (cd "$tree" && scripts/new-pool.sh "$name" >/dev/null) || exit 2
   theirs=$(grep -oE 'namespace pools::[a-z][a-z0-9_]*' "$hpp" | head -1 | sed 's/.*:://')
   rename() {
@@ -38,6 +47,15 @@ fi
 # The FILES of the exercise's pools_add_exercise call, read as text (as grade-exercise.sh does).
 read -ra files <<<"$(tr '\n' ' ' <"$tree/course/exercises/$id/CMakeLists.txt" |
   grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
+# The written answers (the page's "What to hand in"), when handed in: beside the files, for the
+# graders to collect; graded by hand, so a missing one is said, not failed.
+answers=$(find_file ANSWERS.md)
+if [[ -n $answers ]]; then
+  cp "$answers" "$tree/course/exercises/$id/ANSWERS.md"
+else
+  rm -f "$tree/course/exercises/$id/ANSWERS.md"
+  echo "  note  no ANSWERS.md handed in (the written answers, graded by hand)"
+fi
 missing=0
 for f in "${files[@]}"; do
   src=$(find_file "$f")

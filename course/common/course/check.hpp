@@ -1,16 +1,30 @@
 // SPDX-License-Identifier: MIT
-// course/check.hpp — what the exercises' check programs share: a report a student can read, and a
-// watchdog so that a check never hangs.
+// course/check.hpp — what the exercises' check programs share: a report a student can read, a
+// result channel the grader reads, and a watchdog so that a check never hangs.
 //
 //   course::report report("02-nested-wait");
+//   report.test("fix 1: fib_helping");  // a test of the exercise's rubric.json, by its fixed name
 //   report.require(answer == 6765, "fib_helping(20) returned " + std::to_string(answer) + ", expected 6765");
 //   return report.finish();  // prints PASS or FAIL with every reason; the exit status says which
+//
+// A test passes when every requirement checked under it is met (and at least one was checked).
+// The printed lines are for the student to read; the score does not come from them. The student's
+// code runs in this process and could print anything, so the grader (scripts/grade_run.py) passes
+// a pipe's write end and a random nonce in COURSE_RESULT_FD and COURSE_RESULT_NONCE; the report
+// reads both once, removes them from the environment before any of the student's code is called,
+// and writes one JSON line per finished test to that pipe, each with the nonce. The grader scores
+// only those lines, checks every test name against the rubric and the exit status against the
+// verdict. What keeps the student's code off the pipe is the static check run before the build
+// (scripts/grade_static.py: no I/O, no exit, no environment, no inline assembly, no namespace
+// course in a submission).
 //
 // A student's pool can hang (a lost wake-up, a drain that never ends, a deadlock); a test that
 // hangs teaches nothing and blocks CI. So a check runs each step under a course::deadline: if the
 // step is not over in time, the watchdog thread prints what was being checked and why it can hang,
 // and ends the process at once (std::_Exit: a hung pool cannot be destroyed, its threads are stuck).
 #pragma once
+
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -25,6 +39,9 @@
 
 namespace course {
 
+class report;
+inline report* active_report = nullptr;  // the watchdog's way to record the test that hung
+
 /// Collects the requirements a check found met or not met, and prints them.
 class report {
  public:
@@ -33,12 +50,32 @@ class report {
     // between two lines and can crash, and a line still in the buffer would be lost with it.
     std::cout << std::unitbuf;
     std::cout << "== exercise " << exercise_ << '\n';
+    if (const char* fd = std::getenv("COURSE_RESULT_FD")) result_fd_ = std::atoi(fd);
+    if (const char* nonce = std::getenv("COURSE_RESULT_NONCE")) nonce_ = nonce;
+    ::unsetenv("COURSE_RESULT_FD");
+    ::unsetenv("COURSE_RESULT_NONCE");
+    active_report = this;
   }
 
-  /// One requirement: prints "ok" or "FAIL" and the text; remembers a failure.
+  report(const report&) = delete;
+  report& operator=(const report&) = delete;
+  ~report() { active_report = nullptr; }
+
+  /// Starts the rubric's test `name` (course/exercises/<id>/rubric.json); ends the one before.
+  void test(const std::string& name) {
+    end_test();
+    test_ = name;
+    test_open_ = true;
+    std::cout << "-- test: " << name << '\n';
+  }
+
+  /// One requirement of the current test: prints "ok" or "FAIL" and the text; remembers a failure.
   bool require(bool met, const std::string& what) {
     std::cout << (met ? "  ok    " : "  FAIL  ") << what << '\n';
     if (!met) failures_.push_back(what);
+    ++checked_;
+    test_passed_ = test_passed_ && met;
+    test_output_ += (met ? "ok    " : "FAIL  ") + what + "\n";
     return met;
   }
 
@@ -47,8 +84,20 @@ class report {
 
   bool failed() const { return !failures_.empty(); }
 
+  /// Ends the current test as failed with `why` (the watchdog's: a step hung). Nothing after it runs.
+  void abandon(const std::string& why) {
+    if (!test_open_) return;
+    test_passed_ = false;
+    test_output_ += "FAIL  " + why + "\n";
+    ++checked_;
+    end_test();
+  }
+
   /// Prints the verdict; the exit status for main: 0 on PASS, 1 on FAIL.
-  int finish() const {
+  int finish() {
+    end_test();
+    send("{\"nonce\":\"" + escaped(nonce_) + "\",\"finish\":\"" + (failures_.empty() ? "PASS" : "FAIL") +
+         "\"}");
     if (failures_.empty()) {
       std::cout << "PASS: exercise " << exercise_ << '\n';
       return 0;
@@ -60,8 +109,56 @@ class report {
   }
 
  private:
+  void end_test() {
+    if (!test_open_) return;
+    test_open_ = false;
+    const bool passed = test_passed_ && checked_ > 0;
+    if (checked_ == 0) test_output_ += "FAIL  nothing of this test was checked (an earlier step failed)\n";
+    send("{\"nonce\":\"" + escaped(nonce_) + "\",\"test\":\"" + escaped(test_) +
+         "\",\"passed\":" + (passed ? "true" : "false") + ",\"output\":\"" + escaped(test_output_) + "\"}");
+    test_passed_ = true;
+    checked_ = 0;
+    test_output_.clear();
+  }
+
+  // One line to the grader's pipe, whole (a pipe write of up to PIPE_BUF bytes is atomic; a longer
+  // one is written in a loop, from this thread only).
+  void send(std::string line) const {
+    if (result_fd_ < 0) return;
+    line += '\n';
+    for (std::size_t at = 0; at < line.size();) {
+      const ssize_t n = ::write(result_fd_, line.data() + at, line.size() - at);
+      if (n <= 0) return;
+      at += static_cast<std::size_t>(n);
+    }
+  }
+
+  static std::string escaped(const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        out += ' ';
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+
   std::string exercise_;
   std::vector<std::string> failures_;
+  int result_fd_ = -1;
+  std::string nonce_;
+  std::string test_;
+  bool test_open_ = false;
+  bool test_passed_ = true;
+  int checked_ = 0;
+  std::string test_output_;
 };
 
 /// While alive, a watchdog thread ends the process with exit status 1 if the scope is not left
@@ -89,6 +186,9 @@ class deadline {
     if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
     std::cout << "  FAIL  " << step_ << ": not finished after " << limit.count() << " s — " << why_ << '\n';
     std::cout << "FAIL: the check gave up (a hang); fix this step first" << '\n';
+    if (active_report != nullptr) {
+      active_report->abandon(step_ + ": not finished after " + std::to_string(limit.count()) + " s");
+    }
     std::fflush(nullptr);
     // Not exit(): static destructors could wait for the hung threads. The status is a failure.
     std::_Exit(1);

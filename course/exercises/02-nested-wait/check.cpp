@@ -23,6 +23,8 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+// The given pool first: a submission that brings a blocking_pool of its own does not compile.
+#include <blocking_pool.hpp>
 #include <nested_wait.hpp>  // <>, not "": quotes would find the start's copy next to this file first
 #include <set>
 #include <string>
@@ -187,6 +189,7 @@ int main() {
   const std::size_t thread_counts[] = {1, 2, 4};
 
   std::cout << "-- fix 1: help_while_waiting (the root runs in a task, like a request handler)" << '\n';
+  report.test("fix 1: fib_helping on 1, 2 and 4 threads");
   bool fix1 = true;
   for (std::size_t threads : thread_counts) {
     for (int n : sizes) {
@@ -212,6 +215,7 @@ int main() {
   if (fix1) report.require(true, "fix 1: fib_helping is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
 
   std::cout << "-- fix 2: fib_continuation (no task waits)" << '\n';
+  report.test("fix 2: fib_continuation on 1, 2 and 4 threads");
   bool fix2 = true;
   for (std::size_t threads : thread_counts) {
     for (int n : sizes) {
@@ -245,6 +249,7 @@ int main() {
   }
   if (fix2)
     report.require(true, "fix 2: fib_continuation is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
+  report.test("fix 2: no task waits (a pool with no thread)");
   if (fix2) {
     std::string why;
     for (int n : {2, 10, 15}) {

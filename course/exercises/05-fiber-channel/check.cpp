@@ -103,6 +103,7 @@ std::vector<std::vector<std::atomic<int>>> make_counts(int producers, int per_pr
 
 void threads_part(course::report& report) {
   std::cout << "-- threads" << '\n';
+  report.test("threads: send, recv and close between plain threads");
   {
     course::deadline limit("3 producer and 3 consumer threads", 60s,
                            "a lost wake-up: a waiter no one notifies (after a send, a recv, or close)");
@@ -166,6 +167,7 @@ void fibers_part(course::report& report, std::size_t threads, int producers, int
   constexpr auto limit = 10s;
   const std::string what = std::to_string(producers) + " producer and " + std::to_string(consumers) +
                            " consumer fibers on a " + std::to_string(threads) + "-thread pool";
+  report.test("fibers on a " + std::to_string(threads) + "-thread pool: a waiting fiber yields its thread");
   // On the heap, and released if the pool is stuck: its stuck fibers still use them.
   auto ch = std::make_unique<bounded_channel<item>>(2);
   auto r = std::make_unique<received>(producers, consumers);
@@ -228,6 +230,7 @@ void fibers_part(course::report& report, std::size_t threads, int producers, int
 }
 
 void mixed_part(course::report& report) {
+  report.test("a plain thread and fibers on one channel");
   course::deadline limit("a plain thread and fibers on one channel", 30s,
                          "a waiting thread or fiber that is never woken");
   constexpr int count = 5'000;
@@ -304,6 +307,7 @@ class counting_hook final : public pools::park_hook {
 };
 
 void idle_part(course::report& report) {
+  report.test("a waiting fiber is parked, not spinning");
   course::deadline limit("a fiber waiting in recv() on an empty channel", 30s,
                          "a receiver that never got the value sent to it");
   counting_hook hook;  // before the pool: it must outlive it

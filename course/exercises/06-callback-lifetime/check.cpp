@@ -61,6 +61,11 @@ void on_asan_error() {
       "FAIL: exercise 06-callback-lifetime (a heap-use-after-free in a completion handler)\n",
       current_step);
   std::fflush(stdout);
+  if (course::active_report != nullptr) {
+    course::active_report->abandon(std::string(current_step) +
+                                   ": AddressSanitizer stopped the program (a "
+                                   "completion handler ran on a destroyed session)");
+  }
 }
 #endif
 
@@ -106,6 +111,7 @@ void echo_and_kick(course::report& report) {
   run_ready(io);
 
   current_step = "echo";
+  report.test("echo: a session echoes in upper case");
   const std::string first = echo(io, client, "hello, reactor");
   const std::string second = echo(io, client, "once more");
   report.require(first == "HELLO, REACTOR" && second == "ONCE MORE",
@@ -114,9 +120,20 @@ void echo_and_kick(course::report& report) {
                                               " bytes echoed, expected 23");
 
   current_step = "kick: the server kicked an idle session and its aborted read handler ran";
+  report.test("kick: a kicked session is destroyed once its handler has run");
   std::cout << "-- kick: the server drops an idle session whose read is pending; then its handler runs"
             << '\n';
   server.kick(id);
+  // The server has let go of it, but its read is still pending: the handler that runs next must
+  // find it alive. Checked here, not only by AddressSanitizer: a handler that returns on the error
+  // code before touching anything ("if (ec) return;") reads no freed memory, yet ran on a dead session.
+  const auto pending = echo_server::sessions_alive();
+  report.require(pending == 1,
+                 pending == 1
+                     ? "kick: while its aborted read is pending, the session is alive (the handler holds it)"
+                     : "kick: the session was destroyed while its read was still pending: the handler "
+                       "that runs next holds a dangling this (an `if (ec) return;` only avoids touching "
+                       "it; the handler must keep the session alive)");
   run_ready(io);  // the read's handler runs now, with operation_aborted
   const auto alive = echo_server::sessions_alive();
   report.require(alive == 0, "kick: once its aborted handler has run, the session is destroyed" +
@@ -141,6 +158,7 @@ void many(course::report& report) {
   }
   run_ready(io);
   current_step = "ten sessions: echo on each";
+  report.test("ten sessions: echo, hang-ups and kicks, none left alive");
   bool all_echoed = true;
   for (int i = 0; i < 10; ++i) {
     const std::string text = "session " + std::to_string(i);

@@ -86,6 +86,7 @@ pc::task<std::string> show(Pool& pool, std::uint64_t n) {
 }
 
 void explore_part(course::report& report, const char* label, const char* strategy) {
+  report.test(std::string("pools::sim, ") + strategy);
   pools::sim::explore_options o;
   o.runs = 5000;
   o.strategy = strategy;
@@ -115,6 +116,7 @@ int main() {
   {
     course::deadline limit("1000 shows on the real pool", 60s,
                            "a buyer that waits for something nobody does (a lock never unlocked?)");
+    report.test("real pool: 1000 shows");
     pc::thread_pool pool(2);
     int failed = 0;
     std::string first;
