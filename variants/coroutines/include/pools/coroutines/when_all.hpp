@@ -133,11 +133,11 @@ inline void require_valid(bool valid) {
 
 // The stop token a when_all's children run under: the parent's, or (when the parent's can be
 // stopped) the token of a source of the join's own, linked to it, which a failing child stops.
-template <class Promise>
-const std::stop_token* children_stop_token(std::coroutine_handle<Promise> parent,
-                                           std::unique_ptr<linked_stop_source>& own, join_state& join) {
-  const std::stop_token* token = stop_token_of(parent);
-  if (token == nullptr || !token->stop_possible()) return token;
+// Cold and out of line: fork/join compute runs under no token and never gets here, and this
+// keeps the make_unique and the linked source's code out of its hot path.
+[[gnu::noinline, gnu::cold]] inline const std::stop_token* children_stop_token(
+    const std::stop_token* token, std::unique_ptr<linked_stop_source>& own, join_state& join) {
+  if (!token->stop_possible()) return token;
   own = std::make_unique<linked_stop_source>(token);
   join.set_stop_source(&own->source());
   return &own->token();
@@ -179,12 +179,12 @@ class [[nodiscard]] when_all_awaitable {
     std::apply([](auto&... t) { (detail::require_valid(t.valid()), ...); }, tasks_);
     join_.set_parent(parent);
     if constexpr (sizeof...(Ts) == 2) join_.set_pair_sibling(std::get<1>(tasks_).handle());
-    const std::stop_token* token = detail::children_stop_token(parent, stop_, join_);
-    std::apply(
-        [this, token](auto&... t) {
-          ((t.handle().promise().set_join(&join_), t.handle().promise().inherit_stop_token(token)), ...);
-        },
-        tasks_);
+    std::apply([this](auto&... t) { (t.handle().promise().set_join(&join_), ...); }, tasks_);
+    // Under a stop token (rare in compute): the children run under it, or under a linked source.
+    if (const std::stop_token* token = detail::stop_token_of(parent)) [[unlikely]] {
+      token = detail::children_stop_token(token, stop_, join_);
+      std::apply([token](auto&... t) { (t.handle().promise().inherit_stop_token(token), ...); }, tasks_);
+    }
     // relaxed stores above are published by each fork (the deque's release store of bottom, or
     // the textbook queue's mutex) to the thread that runs the child, or are on this thread (child 0).
     if constexpr (sizeof...(Ts) > 1) {  // this->: Clang misses an implicit this in a generic lambda
@@ -247,10 +247,10 @@ class [[nodiscard]] when_all_range_awaitable {
     for (auto& t : tasks_) detail::require_valid(t.valid());
     join_.set_parent(parent);
     if (tasks_.size() == 2) join_.set_pair_sibling(tasks_[1].handle());
-    const std::stop_token* token = detail::children_stop_token(parent, stop_, join_);
-    for (auto& t : tasks_) {
-      t.handle().promise().set_join(&join_);
-      t.handle().promise().inherit_stop_token(token);
+    for (auto& t : tasks_) t.handle().promise().set_join(&join_);
+    if (const std::stop_token* token = detail::stop_token_of(parent)) [[unlikely]] {
+      token = detail::children_stop_token(token, stop_, join_);
+      for (auto& t : tasks_) t.handle().promise().inherit_stop_token(token);
     }
     for (std::size_t i = tasks_.size(); i-- > 1;) fork(tasks_[i].handle());
     return tasks_.front().handle();
