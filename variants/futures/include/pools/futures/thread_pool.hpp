@@ -34,6 +34,7 @@
 #include <pools/cpu_relax.hpp>
 #include <pools/executor.hpp>
 #include <pools/futures/detail/shared_callable.hpp>
+#include <pools/futures/index_type.hpp>
 #include <pools/futures/multi_future.hpp>
 #include <pools/futures/priority.hpp>
 #include <pools/futures/priority_task_queue.hpp>
@@ -53,8 +54,10 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -84,8 +87,10 @@ class basic_thread_pool {
   static constexpr bool has_priority = (Options & tp::priority) != 0;
   using queue_type = std::conditional_t<has_priority, priority_task_queue, two_lock_queue<task_function>>;
 
+  // Not std::common_type: for int and unsigned that is unsigned, and a loop from -5 to 10u would
+  // run no iteration (index_type.hpp has the rule).
   template <class A, class B>
-  using index_t = std::common_type_t<A, B>;
+  using index_t = common_index_type_t<A, B>;
 
   template <class F, class... A>
   using result_t = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
@@ -103,10 +108,16 @@ class basic_thread_pool {
 
   /// As above; every worker runs init() or init(index) once, before its first task. An
   /// exception from init goes to pools::report_unhandled_exception; the worker then starts.
+  /// Each init counts as a running task until it returns (as in BS::thread_pool), so wait()
+  /// called right after construction returns only once every worker's init has run.
   template <thread_function F>
   basic_thread_pool(std::size_t threads, F&& init) : init_(as_thread_function(std::forward<F>(init))) {
     start_workers(determine_thread_count(threads));
   }
+
+  /// hardware_concurrency() workers, each running init() or init(index) first.
+  template <thread_function F>
+  explicit basic_thread_pool(F&& init) : basic_thread_pool(0, std::forward<F>(init)) {}
 
   basic_thread_pool(const basic_thread_pool&) = delete;
   basic_thread_pool& operator=(const basic_thread_pool&) = delete;
@@ -128,12 +139,29 @@ class basic_thread_pool {
     return ids;
   }
 
+  /// The workers' native handles (pthread_t on Linux), in index order, for the system calls the
+  /// pool does not wrap: pools/futures/native.hpp sets names, affinity and priorities of the
+  /// calling thread; an init function is the place to call those. The handles are valid until
+  /// the next reset() or the destructor.
+  std::vector<std::thread::native_handle_type> get_native_handles() {
+    std::lock_guard lock(config_mutex_);
+    std::vector<std::thread::native_handle_type> handles;
+    handles.reserve(threads_.size());
+    for (auto& t : threads_) handles.push_back(t.native_handle());
+    return handles;
+  }
+
   /// Waits for the running tasks to finish, replaces the workers with `threads` new ones (0 =
   /// hardware concurrency) and goes on. Queued tasks stay queued and run on the new workers; the
   /// paused state is kept; the init function is kept unless a new one is given. Throws
-  /// std::logic_error when called from a task of this pool (it would wait for itself).
+  /// std::logic_error when called from a task of this pool (it would wait for itself). As after
+  /// construction, the new workers' inits count as running tasks until they return.
   void reset() { reset(0); }
   void reset(std::size_t threads) { reset_impl(threads, nullptr, false); }
+  template <thread_function F>
+  void reset(F&& init) {
+    reset(0, std::forward<F>(init));
+  }
   template <thread_function F>
   void reset(std::size_t threads, F&& init) {
     reset_impl(threads, as_thread_function(std::forward<F>(init)), true);
@@ -174,6 +202,58 @@ class basic_thread_pool {
     requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(priority_t priority, F&& f, A&&... args) {
     return submit_impl(priority, std::forward<F>(f), std::forward<A>(args)...);
+  }
+
+  // ---- bulk submission (BS::thread_pool v5.1) ---------------------------------------------
+  // Every callable of an iterator range or a range (a container, an array) becomes a task of its
+  // own; each is moved out of the range, so the range holds moved-from callables afterwards. The
+  // callables take no arguments (wrap arguments in a lambda), and submit_bulk needs them all to
+  // return the same type.
+
+  /// f() for every f in [first, last); exceptions go to pools::report_unhandled_exception.
+  template <std::input_iterator I, std::sentinel_for<I> S>
+    requires std::invocable<std::decay_t<std::iter_reference_t<I>>>
+  void detach_bulk(I first, S last) {
+    for (; first != last; ++first) enqueue(pr::normal, bind(std::move(*first)));
+  }
+  template <std::ranges::input_range R>
+    requires std::invocable<std::decay_t<std::ranges::range_reference_t<R>>>
+  void detach_bulk(R& range) {
+    detach_bulk(std::ranges::begin(range), std::ranges::end(range));
+  }
+  template <std::input_iterator I, std::sentinel_for<I> S>
+    requires has_priority && std::invocable<std::decay_t<std::iter_reference_t<I>>>
+  void detach_bulk(priority_t priority, I first, S last) {
+    for (; first != last; ++first) enqueue(priority, bind(std::move(*first)));
+  }
+  template <std::ranges::input_range R>
+    requires has_priority && std::invocable<std::decay_t<std::ranges::range_reference_t<R>>>
+  void detach_bulk(priority_t priority, R& range) {
+    detach_bulk(priority, std::ranges::begin(range), std::ranges::end(range));
+  }
+
+  /// As detach_bulk, with one future per callable, in range order.
+  template <std::input_iterator I, std::sentinel_for<I> S,
+            class R = std::invoke_result_t<std::decay_t<std::iter_reference_t<I>>>>
+  [[nodiscard]] multi_future<R> submit_bulk(I first, S last) {
+    return submit_bulk_impl<R>(pr::normal, first, last);
+  }
+  template <std::ranges::input_range Range,
+            class R = std::invoke_result_t<std::decay_t<std::ranges::range_reference_t<Range>>>>
+  [[nodiscard]] multi_future<R> submit_bulk(Range& range) {
+    return submit_bulk_impl<R>(pr::normal, std::ranges::begin(range), std::ranges::end(range));
+  }
+  template <std::input_iterator I, std::sentinel_for<I> S,
+            class R = std::invoke_result_t<std::decay_t<std::iter_reference_t<I>>>>
+    requires has_priority
+  [[nodiscard]] multi_future<R> submit_bulk(priority_t priority, I first, S last) {
+    return submit_bulk_impl<R>(priority, first, last);
+  }
+  template <std::ranges::input_range Range,
+            class R = std::invoke_result_t<std::decay_t<std::ranges::range_reference_t<Range>>>>
+    requires has_priority
+  [[nodiscard]] multi_future<R> submit_bulk(priority_t priority, Range& range) {
+    return submit_bulk_impl<R>(priority, std::ranges::begin(range), std::ranges::end(range));
   }
 
   // ---- loops -----------------------------------------------------------------------------
@@ -400,6 +480,15 @@ class basic_thread_pool {
     return future;
   }
 
+  template <class R, class I, class S>
+  multi_future<R> submit_bulk_impl(priority_t priority, I first, S last) {
+    multi_future<R> futures;
+    if constexpr (std::forward_iterator<I>)
+      futures.reserve(static_cast<std::size_t>(std::ranges::distance(first, last)));
+    for (; first != last; ++first) futures.push_back(submit_impl(priority, std::move(*first)));
+    return futures;
+  }
+
   template <class A, class B, class F>
   void loop_impl(priority_t priority, A first, B last, F&& loop, std::size_t blocks) {
     using I = index_t<A, B>;
@@ -587,6 +676,7 @@ class basic_thread_pool {
     detail::current_worker = {index, this};
     POOLS_TRACE_WORKER(this, "futures", static_cast<unsigned>(index));
     run_thread_function(init_, index);
+    finish_task(running);  // start_workers() counted the init as a running task
     // admit() runs under the queue's consumer lock: refusing while held makes pause() (which
     // sets the flag under that lock) take effect at once, and counting the task as running in
     // the same critical section that dequeues it keeps queued + running exact for observers.
@@ -634,10 +724,16 @@ class basic_thread_pool {
   void start_workers(std::size_t count) {
     running_set& set = running_set_for(count);
     threads_.reserve(count);
+    // Each worker's init counts as a running task from now until it returns (worker_main), so a
+    // wait() that starts before a worker has even been scheduled still waits for its init.
+    for (std::size_t i = 0; i < count; ++i) set.slots[i].value.store(1, std::memory_order_relaxed);
     try {
       for (std::size_t i = 0; i < count; ++i)
         threads_.emplace_back([this, i, &set] { worker_main(i, set.slots[i].value); });
     } catch (...) {
+      // The workers that started clear their own flags; the ones that never will are cleared here.
+      for (std::size_t i = threads_.size(); i < count; ++i)
+        set.slots[i].value.store(0, std::memory_order_relaxed);
       stop_workers();
       thread_count_.store(0, std::memory_order_relaxed);
       throw;
