@@ -57,6 +57,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ranges>
 #include <stdexcept>
 #include <string>
@@ -404,7 +405,55 @@ class basic_thread_pool {
       purged = dropped.size();
     }  // the tasks' destructors run here, outside every lock of the pool
     notify_waiters();
+    notify_room_all();
     return purged;
+  }
+
+  // ---- bounded submission (back-pressure) ---------------------------------------------------
+  // With a capacity set, at most that many tasks wait in the queue (running ones do not count).
+  // Every way of queuing a task (detach_task, submit_task, the loops, bulk, post) then *blocks*
+  // until there is room, one task at a time, and the try_ calls say no instead of waiting. Two
+  // exceptions, both to avoid deadlock: a task of this pool queuing more never waits (it is
+  // accepted over the capacity: if every worker waited for room, nobody would make any), and a
+  // paused pool makes no room until unpause(). 0, the default, is unbounded and costs the hot
+  // path one relaxed load per task.
+
+  /// Sets the capacity (0: unbounded). Producers waiting for room re-check at once. Lowering it
+  /// below the current queue length drops nothing: producers wait until the queue is below it.
+  void set_capacity(std::size_t max_queued) {
+    capacity_.store(max_queued, std::memory_order_relaxed);
+    notify_room_all();
+  }
+  std::size_t get_capacity() const noexcept { return capacity_.load(std::memory_order_relaxed); }
+
+  /// Queues f(args...) if the queue has room and returns true; else returns false at once and the
+  /// task is dropped unrun (the decay-copies of f and args are destroyed; what the caller passed
+  /// by lvalue is untouched).
+  template <class F, class... A>
+    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+  [[nodiscard]] bool try_detach_task(F&& f, A&&... args) {
+    if (!has_room()) return false;  // cheap early no; the answer that counts is try_enqueue's
+    task_function task = bind(std::forward<F>(f), std::forward<A>(args)...);
+    return try_enqueue(pr::normal, task);
+  }
+
+  /// As submit_task, or empty when the queue is full.
+  template <class F, class... A>
+    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+  [[nodiscard]] std::optional<std::future<result_t<F, A...>>> try_submit_task(F&& f, A&&... args) {
+    if (!has_room()) return std::nullopt;
+    using R = result_t<F, A...>;
+    std::packaged_task<R()> packaged(bind_invoker(std::forward<F>(f), std::forward<A>(args)...));
+    std::future<R> future = packaged.get_future();
+    task_function task([t = std::move(packaged)]() mutable { t(); });
+    if (!try_enqueue(pr::normal, task)) return std::nullopt;
+    return future;
+  }
+
+  /// pools::Executor's post, refusing instead of waiting: try_detach_task(f).
+  template <class F>
+  [[nodiscard]] bool try_post(F&& f) {
+    return try_detach_task(std::forward<F>(f));
   }
 
   // ---- pools::Executor -------------------------------------------------------------------
@@ -595,12 +644,40 @@ class basic_thread_pool {
   // sleepers_ + signals_ always equals the number of workers inside the sleep section.
 
   void enqueue(priority_t priority, task_function&& task) {
+    // A task of this pool never waits for room: if every worker did, no one would make any.
+    if (capacity_.load(std::memory_order_relaxed) != 0 && detail::current_worker.pool != this) {
+      std::unique_lock lock(room_mutex_);
+      wait_for_room(lock);
+      push(priority, std::move(task));
+    } else {
+      push(priority, std::move(task));
+    }
+    published();
+  }
+
+  // Bounded mode: queues the task if there is room, else returns false and leaves it untouched.
+  bool try_enqueue(priority_t priority, task_function& task) {
+    if (capacity_.load(std::memory_order_relaxed) != 0) {
+      const std::lock_guard lock(room_mutex_);
+      if (!has_room()) return false;
+      push(priority, std::move(task));
+    } else {
+      push(priority, std::move(task));
+    }
+    published();
+    return true;
+  }
+
+  void push(priority_t priority, task_function&& task) {
     if constexpr (has_priority) {
       queue_.push(priority, std::move(task));
     } else {
       (void)priority;
       queue_.push(std::move(task));
     }
+  }
+
+  void published() {
     // Traced with id 0: a type-erased callable has no identity that survives the queue's moves.
     POOLS_TRACE_POST(this, 0);
     POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
@@ -688,6 +765,7 @@ class basic_thread_pool {
     task_function task;
     for (;;) {
       if (queue_.try_pop(task, admit)) {
+        if (capacity_.load(std::memory_order_relaxed) != 0) made_room();
         POOLS_TRACE_TASK_BEGIN(0);
         pools::invoke_reporting(task);
         POOLS_TRACE_TASK_END(0);
@@ -784,6 +862,44 @@ class basic_thread_pool {
     });
   }
 
+  // ---- room in a bounded queue ------------------------------------------------------------
+  //
+  // The same "announce, then check" as the sleepers' protocol, with fences because the queue's
+  // counters are not seq_cst on the pop side: a producer announces itself in room_waiters_ and
+  // then reads the queue's size; a worker pops (the size drops) and then reads room_waiters_.
+  // With a seq_cst fence between each side's write and read, at least one sees the other: the
+  // producer sees the room, or the worker sees the producer and wakes it. Only bounded pools pay
+  // (made_room() is called only when a capacity is set).
+
+  bool has_room() const noexcept {
+    const std::size_t capacity = capacity_.load(std::memory_order_relaxed);
+    return capacity == 0 || queue_.size() < capacity;
+  }
+
+  void wait_for_room(std::unique_lock<std::mutex>& lock) {
+    if (has_room()) return;
+    room_waiters_.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with made_room()'s fence
+    room_cv_.wait(lock, [this] { return has_room(); });
+    room_waiters_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void made_room() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wait_for_room()'s fence
+    if (room_waiters_.load(std::memory_order_relaxed) == 0) return;
+    {
+      const std::lock_guard lock(room_mutex_);
+    }  // a producer between its check and its wait finishes first
+    room_cv_.notify_one();
+  }
+
+  void notify_room_all() {
+    {
+      const std::lock_guard lock(room_mutex_);
+    }
+    room_cv_.notify_all();
+  }
+
   // ---- waiters ---------------------------------------------------------------------------
 
   struct waiter_registration {
@@ -875,6 +991,8 @@ class basic_thread_pool {
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> waiters_{0};  // threads in wait(), wait_for(), wait_until() or reset()
   std::atomic<std::size_t> thread_count_{0};
+  std::atomic<std::size_t> capacity_{0};      // set_capacity(); 0: unbounded
+  std::atomic<std::size_t> room_waiters_{0};  // producers inside wait_for_room()
 
   alignas(pools::cache_line) std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;
@@ -882,6 +1000,11 @@ class basic_thread_pool {
 
   std::mutex wait_mutex_;
   std::condition_variable wait_cv_;
+
+  // Bounded producers check for room and push under this mutex, so that together they never
+  // queue more than the capacity; unbounded pools never touch it.
+  std::mutex room_mutex_;
+  std::condition_variable room_cv_;
 
   mutable std::mutex config_mutex_;  // reset(), set_cleanup_func(), get_thread_ids()
   std::vector<std::thread> threads_;
