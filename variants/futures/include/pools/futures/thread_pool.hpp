@@ -60,6 +60,7 @@
 #include <optional>
 #include <ranges>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -79,6 +80,27 @@ class wait_deadlock : public std::logic_error {
             "idle while the calling task runs, so this would wait forever") {}
 };
 
+/// A task that takes a std::stop_token first, as std::jthread's function may: the pool passes
+/// it the pool's stop token (request_stop(), get_stop_token()), then the task's arguments.
+template <class F, class... A>
+concept accepts_stop_token = std::invocable<std::decay_t<F>, std::stop_token, std::decay_t<A>...>;
+
+/// What detach_task and submit_task accept: f(args...) or f(stop_token, args...).
+template <class F, class... A>
+concept pool_task = accepts_stop_token<F, A...> || std::invocable<std::decay_t<F>, std::decay_t<A>...>;
+
+namespace detail {
+template <class F, class... A>
+struct task_result {
+  using type = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+};
+template <class F, class... A>
+  requires accepts_stop_token<F, A...>
+struct task_result<F, A...> {
+  using type = std::invoke_result_t<std::decay_t<F>, std::stop_token, std::decay_t<A>...>;
+};
+}  // namespace detail
+
 /// A per-thread initialisation (or cleanup) function: f() or f(std::size_t worker_index).
 template <class F>
 concept thread_function = std::invocable<F&> || std::invocable<F&, std::size_t>;
@@ -94,7 +116,7 @@ class basic_thread_pool {
   using index_t = common_index_type_t<A, B>;
 
   template <class F, class... A>
-  using result_t = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+  using result_t = typename detail::task_result<F, A...>::type;
 
  public:
   // ---- construction ----------------------------------------------------------------------
@@ -182,25 +204,25 @@ class basic_thread_pool {
   /// invoked once, as an rvalue (like std::async). An exception it throws goes to
   /// pools::report_unhandled_exception.
   template <class F, class... A>
-    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires pool_task<F, A...>
   void detach_task(F&& f, A&&... args) {
-    enqueue(pr::normal, bind(std::forward<F>(f), std::forward<A>(args)...));
+    enqueue(pr::normal, task_function(invoker(std::forward<F>(f), std::forward<A>(args)...)));
   }
   template <class F, class... A>
-    requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires has_priority && pool_task<F, A...>
   void detach_task(priority_t priority, F&& f, A&&... args) {
-    enqueue(priority, bind(std::forward<F>(f), std::forward<A>(args)...));
+    enqueue(priority, task_function(invoker(std::forward<F>(f), std::forward<A>(args)...)));
   }
 
   /// Queues f(args...) and returns the future of its result; an exception it throws is stored
   /// in the future and rethrown by get().
   template <class F, class... A>
-    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires pool_task<F, A...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(F&& f, A&&... args) {
     return submit_impl(pr::normal, std::forward<F>(f), std::forward<A>(args)...);
   }
   template <class F, class... A>
-    requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires has_priority && pool_task<F, A...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(priority_t priority, F&& f, A&&... args) {
     return submit_impl(priority, std::forward<F>(f), std::forward<A>(args)...);
   }
@@ -409,6 +431,50 @@ class basic_thread_pool {
     return purged;
   }
 
+  // ---- stopping (std::stop_token) ----------------------------------------------------------
+  // A task whose function takes a std::stop_token first (f(token, args...), as std::jthread's
+  // may) is given the pool's token when it is queued. request_stop() stops the pool's current
+  // work in one call: running tasks see stop requested on their token (and their
+  // std::stop_callbacks run), and queued tasks are removed unrun. The pool stays usable: tasks
+  // queued afterwards get a fresh token. A task queued while request_stop() runs is either
+  // removed or runs with its token already stopped.
+
+  /// Requests stop on the current token, removes every queued task unrun and returns how many
+  /// were removed; get_tasks_stopped() adds these counts up. A removed detached task is
+  /// destroyed at once; a submitted one's future reports std::future_error(broken_promise), and
+  /// its callable (kept in the future's shared state by std::packaged_task) goes with the future.
+  std::size_t request_stop() {
+    std::stop_source stopping;
+    {
+      const std::lock_guard lock(stop_mutex_);
+      stopping = stop_source_;
+    }
+    stopping.request_stop();  // running tasks see it; callbacks run here, on this thread
+    std::size_t removed = 0;
+    {
+      std::vector<task_function> dropped = queue_.take_all();
+      removed = dropped.size();
+    }  // the removed tasks' destructors run here, outside every lock of the pool
+    {
+      const std::lock_guard lock(stop_mutex_);
+      stop_source_ = std::stop_source();  // what is queued from now on gets a fresh token
+    }
+    tasks_stopped_.fetch_add(removed, std::memory_order_relaxed);
+    notify_waiters();
+    notify_room_all();
+    return removed;
+  }
+
+  /// The token the next queued task will get; stop is requested on it by request_stop(). Loop
+  /// bodies and other code that should stop with the pool can capture it.
+  std::stop_token get_stop_token() const {
+    const std::lock_guard lock(stop_mutex_);
+    return stop_source_.get_token();
+  }
+
+  /// How many queued tasks request_stop() has removed, over the pool's life.
+  std::size_t get_tasks_stopped() const noexcept { return tasks_stopped_.load(std::memory_order_relaxed); }
+
   // ---- bounded submission (back-pressure) ---------------------------------------------------
   // With a capacity set, at most that many tasks wait in the queue (running ones do not count).
   // Every way of queuing a task (detach_task, submit_task, the loops, bulk, post) then *blocks*
@@ -430,20 +496,20 @@ class basic_thread_pool {
   /// task is dropped unrun (the decay-copies of f and args are destroyed; what the caller passed
   /// by lvalue is untouched).
   template <class F, class... A>
-    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires pool_task<F, A...>
   [[nodiscard]] bool try_detach_task(F&& f, A&&... args) {
     if (!has_room()) return false;  // cheap early no; the answer that counts is try_enqueue's
-    task_function task = bind(std::forward<F>(f), std::forward<A>(args)...);
+    task_function task(invoker(std::forward<F>(f), std::forward<A>(args)...));
     return try_enqueue(pr::normal, task);
   }
 
   /// As submit_task, or empty when the queue is full.
   template <class F, class... A>
-    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires pool_task<F, A...>
   [[nodiscard]] std::optional<std::future<result_t<F, A...>>> try_submit_task(F&& f, A&&... args) {
     if (!has_room()) return std::nullopt;
     using R = result_t<F, A...>;
-    std::packaged_task<R()> packaged(bind_invoker(std::forward<F>(f), std::forward<A>(args)...));
+    std::packaged_task<R()> packaged(invoker(std::forward<F>(f), std::forward<A>(args)...));
     std::future<R> future = packaged.get_future();
     task_function task([t = std::move(packaged)]() mutable { t(); });
     if (!try_enqueue(pr::normal, task)) return std::nullopt;
@@ -512,6 +578,16 @@ class basic_thread_pool {
       };
     }
   }
+  // bind_invoker, with the pool's current stop token as the first argument when f takes one.
+  template <class F, class... A>
+  auto invoker(F&& f, A&&... args) {
+    if constexpr (accepts_stop_token<F, A...>) {
+      return bind_invoker(std::forward<F>(f), get_stop_token(), std::forward<A>(args)...);
+    } else {
+      return bind_invoker(std::forward<F>(f), std::forward<A>(args)...);
+    }
+  }
+
   template <class F, class... A>
   static task_function bind(F&& f, A&&... args) {
     return task_function(bind_invoker(std::forward<F>(f), std::forward<A>(args)...));
@@ -523,7 +599,7 @@ class basic_thread_pool {
   template <class F, class... A>
   std::future<result_t<F, A...>> submit_impl(priority_t priority, F&& f, A&&... args) {
     using R = result_t<F, A...>;
-    std::packaged_task<R()> task(bind_invoker(std::forward<F>(f), std::forward<A>(args)...));
+    std::packaged_task<R()> task(invoker(std::forward<F>(f), std::forward<A>(args)...));
     std::future<R> future = task.get_future();
     enqueue(priority, task_function([t = std::move(task)]() mutable { t(); }));
     return future;
@@ -1005,6 +1081,10 @@ class basic_thread_pool {
   // queue more than the capacity; unbounded pools never touch it.
   std::mutex room_mutex_;
   std::condition_variable room_cv_;
+
+  mutable std::mutex stop_mutex_;  // guards stop_source_ (the object; its state is thread-safe)
+  std::stop_source stop_source_;
+  std::atomic<std::size_t> tasks_stopped_{0};
 
   mutable std::mutex config_mutex_;  // reset(), set_cleanup_func(), get_thread_ids()
   std::vector<std::thread> threads_;
