@@ -90,14 +90,20 @@ template <class F, class... A>
 concept pool_task = accepts_stop_token<F, A...> || std::invocable<std::decay_t<F>, std::decay_t<A>...>;
 
 namespace detail {
+// No `type` for what is not a pool_task, so that a wrong overload drops out of overload
+// resolution instead of failing to compile (Clang looks at the return type before the
+// requires-clause).
 template <class F, class... A>
-struct task_result {
-  using type = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
-};
+struct task_result {};
 template <class F, class... A>
   requires accepts_stop_token<F, A...>
 struct task_result<F, A...> {
   using type = std::invoke_result_t<std::decay_t<F>, std::stop_token, std::decay_t<A>...>;
+};
+template <class F, class... A>
+  requires(!accepts_stop_token<F, A...> && std::invocable<std::decay_t<F>, std::decay_t<A>...>)
+struct task_result<F, A...> {
+  using type = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
 };
 }  // namespace detail
 
