@@ -442,8 +442,9 @@ class basic_thread_pool {
   // may) is given the pool's token when it is queued. request_stop() stops the pool's current
   // work in one call: running tasks see stop requested on their token (and their
   // std::stop_callbacks run), and queued tasks are removed unrun. The pool stays usable: tasks
-  // queued afterwards get a fresh token. A task queued while request_stop() runs is either
-  // removed or runs with its token already stopped.
+  // queued afterwards get a fresh token. A task queued concurrently with request_stop() may be
+  // removed or may run (and, if it takes a token, may find it stopped): either way it is counted
+  // once, as run or as removed.
 
   /// Requests stop on the current token, removes every queued task unrun and returns how many
   /// were removed; get_tasks_stopped() adds these counts up. A removed detached task is
