@@ -87,6 +87,9 @@ TEST_CASE("monitoring: running counts every worker after reset() grows, shrinks 
 TEST_CASE("monitoring: the counts stay consistent while producers, workers and a monitor race") {
   constexpr std::size_t threads = 3;
   thread_pool pool(threads);
+  // Each worker's start-up (its init) counts as a running task until the worker has run it: the
+  // race below counts only the posted tasks, so it starts once the workers are up.
+  pool.wait();
   const std::size_t per_producer = scaled(100'000);
   std::atomic<std::size_t> posted{0}, finished{0};
   std::atomic<bool> producing{true};

@@ -34,6 +34,7 @@
 #include <pools/cpu_relax.hpp>
 #include <pools/executor.hpp>
 #include <pools/futures/detail/shared_callable.hpp>
+#include <pools/futures/index_type.hpp>
 #include <pools/futures/multi_future.hpp>
 #include <pools/futures/priority.hpp>
 #include <pools/futures/priority_task_queue.hpp>
@@ -54,9 +55,13 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <ranges>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -76,6 +81,33 @@ class wait_deadlock : public std::logic_error {
             "idle while the calling task runs, so this would wait forever") {}
 };
 
+/// A task that takes a std::stop_token first, as std::jthread's function may: the pool passes
+/// it the pool's stop token (request_stop(), get_stop_token()), then the task's arguments.
+template <class F, class... A>
+concept accepts_stop_token = std::invocable<std::decay_t<F>, std::stop_token, std::decay_t<A>...>;
+
+/// What detach_task and submit_task accept: f(args...) or f(stop_token, args...).
+template <class F, class... A>
+concept pool_task = accepts_stop_token<F, A...> || std::invocable<std::decay_t<F>, std::decay_t<A>...>;
+
+namespace detail {
+// No `type` for what is not a pool_task, so that a wrong overload drops out of overload
+// resolution instead of failing to compile (Clang looks at the return type before the
+// requires-clause).
+template <class F, class... A>
+struct task_result {};
+template <class F, class... A>
+  requires accepts_stop_token<F, A...>
+struct task_result<F, A...> {
+  using type = std::invoke_result_t<std::decay_t<F>, std::stop_token, std::decay_t<A>...>;
+};
+template <class F, class... A>
+  requires(!accepts_stop_token<F, A...> && std::invocable<std::decay_t<F>, std::decay_t<A>...>)
+struct task_result<F, A...> {
+  using type = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+};
+}  // namespace detail
+
 /// A per-thread initialisation (or cleanup) function: f() or f(std::size_t worker_index).
 template <class F>
 concept thread_function = std::invocable<F&> || std::invocable<F&, std::size_t>;
@@ -85,11 +117,13 @@ class basic_thread_pool {
   static constexpr bool has_priority = (Options & tp::priority) != 0;
   using queue_type = std::conditional_t<has_priority, priority_task_queue, two_lock_queue<task_function>>;
 
+  // Not std::common_type: for int and unsigned that is unsigned, and a loop from -5 to 10u would
+  // run no iteration (index_type.hpp has the rule).
   template <class A, class B>
-  using index_t = std::common_type_t<A, B>;
+  using index_t = common_index_type_t<A, B>;
 
   template <class F, class... A>
-  using result_t = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+  using result_t = typename detail::task_result<F, A...>::type;
 
  public:
   // ---- construction ----------------------------------------------------------------------
@@ -104,10 +138,16 @@ class basic_thread_pool {
 
   /// As above; every worker runs init() or init(index) once, before its first task. An
   /// exception from init goes to pools::report_unhandled_exception; the worker then starts.
+  /// Each init counts as a running task until it returns (as in BS::thread_pool), so wait()
+  /// called right after construction returns only once every worker's init has run.
   template <thread_function F>
   basic_thread_pool(std::size_t threads, F&& init) : init_(as_thread_function(std::forward<F>(init))) {
     start_workers(determine_thread_count(threads));
   }
+
+  /// hardware_concurrency() workers, each running init() or init(index) first.
+  template <thread_function F>
+  explicit basic_thread_pool(F&& init) : basic_thread_pool(0, std::forward<F>(init)) {}
 
   basic_thread_pool(const basic_thread_pool&) = delete;
   basic_thread_pool& operator=(const basic_thread_pool&) = delete;
@@ -129,12 +169,29 @@ class basic_thread_pool {
     return ids;
   }
 
+  /// The workers' native handles (pthread_t on Linux), in index order, for the system calls the
+  /// pool does not wrap: pools/futures/native.hpp sets names, affinity and priorities of the
+  /// calling thread; an init function is the place to call those. The handles are valid until
+  /// the next reset() or the destructor.
+  std::vector<std::thread::native_handle_type> get_native_handles() {
+    std::lock_guard lock(config_mutex_);
+    std::vector<std::thread::native_handle_type> handles;
+    handles.reserve(threads_.size());
+    for (auto& t : threads_) handles.push_back(t.native_handle());
+    return handles;
+  }
+
   /// Waits for the running tasks to finish, replaces the workers with `threads` new ones (0 =
   /// hardware concurrency) and goes on. Queued tasks stay queued and run on the new workers; the
   /// paused state is kept; the init function is kept unless a new one is given. Throws
-  /// std::logic_error when called from a task of this pool (it would wait for itself).
+  /// std::logic_error when called from a task of this pool (it would wait for itself). As after
+  /// construction, the new workers' inits count as running tasks until they return.
   void reset() { reset(0); }
   void reset(std::size_t threads) { reset_impl(threads, nullptr, false); }
+  template <thread_function F>
+  void reset(F&& init) {
+    reset(0, std::forward<F>(init));
+  }
   template <thread_function F>
   void reset(std::size_t threads, F&& init) {
     reset_impl(threads, as_thread_function(std::forward<F>(init)), true);
@@ -154,27 +211,79 @@ class basic_thread_pool {
   /// invoked once, as an rvalue (like std::async). An exception it throws goes to
   /// pools::report_unhandled_exception.
   template <class F, class... A>
-    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires pool_task<F, A...>
   void detach_task(F&& f, A&&... args) {
-    enqueue(pr::normal, bind(std::forward<F>(f), std::forward<A>(args)...));
+    enqueue(pr::normal, task_function(invoker(std::forward<F>(f), std::forward<A>(args)...)));
   }
   template <class F, class... A>
-    requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires has_priority && pool_task<F, A...>
   void detach_task(priority_t priority, F&& f, A&&... args) {
-    enqueue(priority, bind(std::forward<F>(f), std::forward<A>(args)...));
+    enqueue(priority, task_function(invoker(std::forward<F>(f), std::forward<A>(args)...)));
   }
 
   /// Queues f(args...) and returns the future of its result; an exception it throws is stored
   /// in the future and rethrown by get().
   template <class F, class... A>
-    requires std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires pool_task<F, A...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(F&& f, A&&... args) {
     return submit_impl(pr::normal, std::forward<F>(f), std::forward<A>(args)...);
   }
   template <class F, class... A>
-    requires has_priority && std::invocable<std::decay_t<F>, std::decay_t<A>...>
+    requires has_priority && pool_task<F, A...>
   [[nodiscard]] std::future<result_t<F, A...>> submit_task(priority_t priority, F&& f, A&&... args) {
     return submit_impl(priority, std::forward<F>(f), std::forward<A>(args)...);
+  }
+
+  // ---- bulk submission (BS::thread_pool v5.1) ---------------------------------------------
+  // Every callable of an iterator range or a range (a container, an array) becomes a task of its
+  // own; each is moved out of the range, so the range holds moved-from callables afterwards. The
+  // callables take no arguments (wrap arguments in a lambda), and submit_bulk needs them all to
+  // return the same type.
+
+  /// f() for every f in [first, last); exceptions go to pools::report_unhandled_exception.
+  template <std::input_iterator I, std::sentinel_for<I> S>
+    requires std::invocable<std::decay_t<std::iter_reference_t<I>>>
+  void detach_bulk(I first, S last) {
+    for (; first != last; ++first) enqueue(pr::normal, bind(std::move(*first)));
+  }
+  template <std::ranges::input_range R>
+    requires std::invocable<std::decay_t<std::ranges::range_reference_t<R>>>
+  void detach_bulk(R& range) {
+    detach_bulk(std::ranges::begin(range), std::ranges::end(range));
+  }
+  template <std::input_iterator I, std::sentinel_for<I> S>
+    requires has_priority && std::invocable<std::decay_t<std::iter_reference_t<I>>>
+  void detach_bulk(priority_t priority, I first, S last) {
+    for (; first != last; ++first) enqueue(priority, bind(std::move(*first)));
+  }
+  template <std::ranges::input_range R>
+    requires has_priority && std::invocable<std::decay_t<std::ranges::range_reference_t<R>>>
+  void detach_bulk(priority_t priority, R& range) {
+    detach_bulk(priority, std::ranges::begin(range), std::ranges::end(range));
+  }
+
+  /// As detach_bulk, with one future per callable, in range order.
+  template <std::input_iterator I, std::sentinel_for<I> S,
+            class R = std::invoke_result_t<std::decay_t<std::iter_reference_t<I>>>>
+  [[nodiscard]] multi_future<R> submit_bulk(I first, S last) {
+    return submit_bulk_impl<R>(pr::normal, first, last);
+  }
+  template <std::ranges::input_range Range,
+            class R = std::invoke_result_t<std::decay_t<std::ranges::range_reference_t<Range>>>>
+  [[nodiscard]] multi_future<R> submit_bulk(Range& range) {
+    return submit_bulk_impl<R>(pr::normal, std::ranges::begin(range), std::ranges::end(range));
+  }
+  template <std::input_iterator I, std::sentinel_for<I> S,
+            class R = std::invoke_result_t<std::decay_t<std::iter_reference_t<I>>>>
+    requires has_priority
+  [[nodiscard]] multi_future<R> submit_bulk(priority_t priority, I first, S last) {
+    return submit_bulk_impl<R>(priority, first, last);
+  }
+  template <std::ranges::input_range Range,
+            class R = std::invoke_result_t<std::decay_t<std::ranges::range_reference_t<Range>>>>
+    requires has_priority
+  [[nodiscard]] multi_future<R> submit_bulk(priority_t priority, Range& range) {
+    return submit_bulk_impl<R>(priority, std::ranges::begin(range), std::ranges::end(range));
   }
 
   // ---- loops -----------------------------------------------------------------------------
@@ -325,7 +434,100 @@ class basic_thread_pool {
       purged = dropped.size();
     }  // the tasks' destructors run here, outside every lock of the pool
     notify_waiters();
+    notify_room_all();
     return purged;
+  }
+
+  // ---- stopping (std::stop_token) ----------------------------------------------------------
+  // A task whose function takes a std::stop_token first (f(token, args...), as std::jthread's
+  // may) is given the pool's token when it is queued. request_stop() stops the pool's current
+  // work in one call: running tasks see stop requested on their token (and their
+  // std::stop_callbacks run), and queued tasks are removed unrun. The pool stays usable: tasks
+  // queued afterwards get a fresh token. A task queued concurrently with request_stop() may be
+  // removed or may run (and, if it takes a token, may find it stopped): either way it is counted
+  // once, as run or as removed.
+
+  /// Requests stop on the current token, removes every queued task unrun and returns how many
+  /// were removed; get_tasks_stopped() adds these counts up. A removed detached task is
+  /// destroyed at once; a submitted one's future reports std::future_error(broken_promise), and
+  /// its callable (kept in the future's shared state by std::packaged_task) goes with the future.
+  std::size_t request_stop() {
+    std::stop_source stopping;
+    {
+      const std::lock_guard lock(stop_mutex_);
+      stopping = stop_source_;
+    }
+    stopping.request_stop();  // running tasks see it; callbacks run here, on this thread
+    std::size_t removed = 0;
+    {
+      std::vector<task_function> dropped = queue_.take_all();
+      removed = dropped.size();
+    }  // the removed tasks' destructors run here, outside every lock of the pool
+    {
+      const std::lock_guard lock(stop_mutex_);
+      stop_source_ = std::stop_source();  // what is queued from now on gets a fresh token
+    }
+    tasks_stopped_.fetch_add(removed, std::memory_order_relaxed);
+    notify_waiters();
+    notify_room_all();
+    return removed;
+  }
+
+  /// The token the next queued task will get; stop is requested on it by request_stop(). Loop
+  /// bodies and other code that should stop with the pool can capture it.
+  std::stop_token get_stop_token() const {
+    const std::lock_guard lock(stop_mutex_);
+    return stop_source_.get_token();
+  }
+
+  /// How many queued tasks request_stop() has removed, over the pool's life.
+  std::size_t get_tasks_stopped() const noexcept { return tasks_stopped_.load(std::memory_order_relaxed); }
+
+  // ---- bounded submission (back-pressure) ---------------------------------------------------
+  // With a capacity set, at most that many tasks wait in the queue (running ones do not count).
+  // Every way of queuing a task (detach_task, submit_task, the loops, bulk, post) then *blocks*
+  // until there is room, one task at a time, and the try_ calls say no instead of waiting. Two
+  // exceptions, both to avoid deadlock: a task of this pool queuing more never waits (it is
+  // accepted over the capacity: if every worker waited for room, nobody would make any), and a
+  // paused pool makes no room until unpause(). 0, the default, is unbounded and costs the hot
+  // path one relaxed load per task.
+
+  /// Sets the capacity (0: unbounded). Producers waiting for room re-check at once. Lowering it
+  /// below the current queue length drops nothing: producers wait until the queue is below it.
+  void set_capacity(std::size_t max_queued) {
+    capacity_.store(max_queued, std::memory_order_relaxed);
+    notify_room_all();
+  }
+  std::size_t get_capacity() const noexcept { return capacity_.load(std::memory_order_relaxed); }
+
+  /// Queues f(args...) if the queue has room and returns true; else returns false at once and the
+  /// task is dropped unrun (the decay-copies of f and args are destroyed; what the caller passed
+  /// by lvalue is untouched).
+  template <class F, class... A>
+    requires pool_task<F, A...>
+  [[nodiscard]] bool try_detach_task(F&& f, A&&... args) {
+    if (!has_room()) return false;  // cheap early no; the answer that counts is try_enqueue's
+    task_function task(invoker(std::forward<F>(f), std::forward<A>(args)...));
+    return try_enqueue(pr::normal, task);
+  }
+
+  /// As submit_task, or empty when the queue is full.
+  template <class F, class... A>
+    requires pool_task<F, A...>
+  [[nodiscard]] std::optional<std::future<result_t<F, A...>>> try_submit_task(F&& f, A&&... args) {
+    if (!has_room()) return std::nullopt;
+    using R = result_t<F, A...>;
+    std::packaged_task<R()> packaged(invoker(std::forward<F>(f), std::forward<A>(args)...));
+    std::future<R> future = packaged.get_future();
+    task_function task([t = std::move(packaged)]() mutable { t(); });
+    if (!try_enqueue(pr::normal, task)) return std::nullopt;
+    return future;
+  }
+
+  /// pools::Executor's post, refusing instead of waiting: try_detach_task(f).
+  template <class F>
+  [[nodiscard]] bool try_post(F&& f) {
+    return try_detach_task(std::forward<F>(f));
   }
 
   // ---- pools::Executor -------------------------------------------------------------------
@@ -383,6 +585,16 @@ class basic_thread_pool {
       };
     }
   }
+  // bind_invoker, with the pool's current stop token as the first argument when f takes one.
+  template <class F, class... A>
+  auto invoker(F&& f, A&&... args) {
+    if constexpr (accepts_stop_token<F, A...>) {
+      return bind_invoker(std::forward<F>(f), get_stop_token(), std::forward<A>(args)...);
+    } else {
+      return bind_invoker(std::forward<F>(f), std::forward<A>(args)...);
+    }
+  }
+
   template <class F, class... A>
   static task_function bind(F&& f, A&&... args) {
     return task_function(bind_invoker(std::forward<F>(f), std::forward<A>(args)...));
@@ -394,10 +606,19 @@ class basic_thread_pool {
   template <class F, class... A>
   std::future<result_t<F, A...>> submit_impl(priority_t priority, F&& f, A&&... args) {
     using R = result_t<F, A...>;
-    std::packaged_task<R()> task(bind_invoker(std::forward<F>(f), std::forward<A>(args)...));
+    std::packaged_task<R()> task(invoker(std::forward<F>(f), std::forward<A>(args)...));
     std::future<R> future = task.get_future();
     enqueue(priority, task_function([t = std::move(task)]() mutable { t(); }));
     return future;
+  }
+
+  template <class R, class I, class S>
+  multi_future<R> submit_bulk_impl(priority_t priority, I first, S last) {
+    multi_future<R> futures;
+    if constexpr (std::forward_iterator<I>)
+      futures.reserve(static_cast<std::size_t>(std::ranges::distance(first, last)));
+    for (; first != last; ++first) futures.push_back(submit_impl(priority, std::move(*first)));
+    return futures;
   }
 
   template <class A, class B, class F>
@@ -506,12 +727,40 @@ class basic_thread_pool {
   // sleepers_ + signals_ always equals the number of workers inside the sleep section.
 
   void enqueue(priority_t priority, task_function&& task) {
+    // A task of this pool never waits for room: if every worker did, no one would make any.
+    if (capacity_.load(std::memory_order_relaxed) != 0 && detail::current_worker.pool != this) {
+      std::unique_lock lock(room_mutex_);
+      wait_for_room(lock);
+      push(priority, std::move(task));
+    } else {
+      push(priority, std::move(task));
+    }
+    published();
+  }
+
+  // Bounded mode: queues the task if there is room, else returns false and leaves it untouched.
+  bool try_enqueue(priority_t priority, task_function& task) {
+    if (capacity_.load(std::memory_order_relaxed) != 0) {
+      const std::lock_guard lock(room_mutex_);
+      if (!has_room()) return false;
+      push(priority, std::move(task));
+    } else {
+      push(priority, std::move(task));
+    }
+    published();
+    return true;
+  }
+
+  void push(priority_t priority, task_function&& task) {
     if constexpr (has_priority) {
       queue_.push(priority, std::move(task));
     } else {
       (void)priority;
       queue_.push(std::move(task));
     }
+  }
+
+  void published() {
     // Traced with id 0: a type-erased callable has no identity that survives the queue's moves.
     POOLS_TRACE_POST(this, 0);
     POOLS_TRACE_QUEUE_DEPTH(this, queue_.size());
@@ -587,6 +836,7 @@ class basic_thread_pool {
     detail::current_worker = {index, this};
     POOLS_TRACE_WORKER(this, "futures", static_cast<unsigned>(index));
     run_thread_function(init_, index);
+    finish_task(running);  // start_workers() counted the init as a running task
     // admit() runs under the queue's consumer lock: refusing while held makes pause() (which
     // sets the flag under that lock) take effect at once, and counting the task as running in
     // the same critical section that dequeues it keeps queued + running exact for observers.
@@ -598,6 +848,7 @@ class basic_thread_pool {
     task_function task;
     for (;;) {
       if (queue_.try_pop(task, admit)) {
+        if (capacity_.load(std::memory_order_relaxed) != 0) made_room();
         POOLS_TRACE_TASK_BEGIN(0);
         pools::invoke_reporting(task);
         POOLS_TRACE_TASK_END(0);
@@ -634,10 +885,16 @@ class basic_thread_pool {
   void start_workers(std::size_t count) {
     running_set& set = running_set_for(count);
     threads_.reserve(count);
+    // Each worker's init counts as a running task from now until it returns (worker_main), so a
+    // wait() that starts before a worker has even been scheduled still waits for its init.
+    for (std::size_t i = 0; i < count; ++i) set.slots[i].value.store(1, std::memory_order_relaxed);
     try {
       for (std::size_t i = 0; i < count; ++i)
         threads_.emplace_back([this, i, &set] { worker_main(i, set.slots[i].value); });
     } catch (...) {
+      // The workers that started clear their own flags; the ones that never will are cleared here.
+      for (std::size_t i = threads_.size(); i < count; ++i)
+        set.slots[i].value.store(0, std::memory_order_relaxed);
       stop_workers();
       thread_count_.store(0, std::memory_order_relaxed);
       throw;
@@ -686,6 +943,44 @@ class basic_thread_pool {
         hold_.fetch_and(static_cast<std::uint8_t>(~bit), std::memory_order_seq_cst);
       }
     });
+  }
+
+  // ---- room in a bounded queue ------------------------------------------------------------
+  //
+  // The same "announce, then check" as the sleepers' protocol, with fences because the queue's
+  // counters are not seq_cst on the pop side: a producer announces itself in room_waiters_ and
+  // then reads the queue's size; a worker pops (the size drops) and then reads room_waiters_.
+  // With a seq_cst fence between each side's write and read, at least one sees the other: the
+  // producer sees the room, or the worker sees the producer and wakes it. Only bounded pools pay
+  // (made_room() is called only when a capacity is set).
+
+  bool has_room() const noexcept {
+    const std::size_t capacity = capacity_.load(std::memory_order_relaxed);
+    return capacity == 0 || queue_.size() < capacity;
+  }
+
+  void wait_for_room(std::unique_lock<std::mutex>& lock) {
+    if (has_room()) return;
+    room_waiters_.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with made_room()'s fence
+    room_cv_.wait(lock, [this] { return has_room(); });
+    room_waiters_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void made_room() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wait_for_room()'s fence
+    if (room_waiters_.load(std::memory_order_relaxed) == 0) return;
+    {
+      const std::lock_guard lock(room_mutex_);
+    }  // a producer between its check and its wait finishes first
+    room_cv_.notify_one();
+  }
+
+  void notify_room_all() {
+    {
+      const std::lock_guard lock(room_mutex_);
+    }
+    room_cv_.notify_all();
   }
 
   // ---- waiters ---------------------------------------------------------------------------
@@ -779,6 +1074,8 @@ class basic_thread_pool {
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> waiters_{0};  // threads in wait(), wait_for(), wait_until() or reset()
   std::atomic<std::size_t> thread_count_{0};
+  std::atomic<std::size_t> capacity_{0};      // set_capacity(); 0: unbounded
+  std::atomic<std::size_t> room_waiters_{0};  // producers inside wait_for_room()
 
   alignas(pools::cache_line) std::mutex sleep_mutex_;
   std::condition_variable sleep_cv_;
@@ -786,6 +1083,15 @@ class basic_thread_pool {
 
   std::mutex wait_mutex_;
   std::condition_variable wait_cv_;
+
+  // Bounded producers check for room and push under this mutex, so that together they never
+  // queue more than the capacity; unbounded pools never touch it.
+  std::mutex room_mutex_;
+  std::condition_variable room_cv_;
+
+  mutable std::mutex stop_mutex_;  // guards stop_source_ (the object; its state is thread-safe)
+  std::stop_source stop_source_;
+  std::atomic<std::size_t> tasks_stopped_{0};
 
   mutable std::mutex config_mutex_;  // reset(), set_cleanup_func(), get_thread_ids()
   std::vector<std::thread> threads_;
