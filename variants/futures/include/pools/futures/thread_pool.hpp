@@ -728,11 +728,19 @@ class basic_thread_pool {
 
   void enqueue(priority_t priority, task_function&& task) {
     // A task of this pool never waits for room: if every worker did, no one would make any.
-    if (capacity_.load(std::memory_order_relaxed) != 0 && detail::current_worker.pool != this) {
+    if (capacity_.load(std::memory_order_relaxed) != 0 && detail::current_worker.pool != this) [[unlikely]] {
+      enqueue_bounded(priority, std::move(task));
+      return;
+    }
+    push(priority, std::move(task));
+    published();
+  }
+
+  // Out of line: an unbounded pool's post (the common case) keeps its short path.
+  [[gnu::noinline]] void enqueue_bounded(priority_t priority, task_function&& task) {
+    {
       std::unique_lock lock(room_mutex_);
       wait_for_room(lock);
-      push(priority, std::move(task));
-    } else {
       push(priority, std::move(task));
     }
     published();
@@ -848,7 +856,8 @@ class basic_thread_pool {
     task_function task;
     for (;;) {
       if (queue_.try_pop(task, admit)) {
-        if (capacity_.load(std::memory_order_relaxed) != 0) made_room();
+        if (capacity_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+          made_room();
         POOLS_TRACE_TASK_BEGIN(0);
         pools::invoke_reporting(task);
         POOLS_TRACE_TASK_END(0);
@@ -967,7 +976,7 @@ class basic_thread_pool {
     room_waiters_.fetch_sub(1, std::memory_order_relaxed);
   }
 
-  void made_room() {
+  [[gnu::noinline]] void made_room() {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wait_for_room()'s fence
     if (room_waiters_.load(std::memory_order_relaxed) == 0) return;
     {
