@@ -297,3 +297,23 @@ TEST_CASE("sleep_for: many sleepers on an idle pool all wake (parked workers hon
   pc::sync_wait(pool, body());
   CHECK(woke.load() == 200);
 }
+
+// A latch's last waiter often destroys the latch as soon as it runs. Resumed inline (it waits
+// outside any pool), it does so inside count_down's set(): set() must touch nothing of the event
+// once it has begun resuming waiters. ASan reports the use after free if it does.
+TEST_CASE("async_event: a waiter resumed by set() may destroy the event at once") {
+  for (int round = 0; round < 3; ++round) {
+    auto* latch = new pools::coroutines::async_latch(1);
+    bool resumed = false;
+    auto waiter = [](pools::coroutines::async_latch* l, bool& r) -> pools::coroutines::task<void> {
+      co_await *l;
+      delete l;
+      r = true;
+    };
+    pools::coroutines::task<void> t = waiter(latch, resumed);
+    t.handle().resume();  // runs to the co_await, outside any pool
+    REQUIRE_FALSE(resumed);
+    latch->count_down();  // resumes the waiter inline, which deletes the latch
+    CHECK(resumed);
+  }
+}

@@ -48,14 +48,16 @@ class async_event {
     // acq_rel: release publishes the setter's writes to waiters and to later is_set() callers;
     // acquire makes the waiters' list (pushed with release) readable here.
     void* old = state_.exchange(static_cast<void*>(this), std::memory_order_acq_rel);
-    if (old != this) resume_all(static_cast<awaiter*>(old));
     // The cancellable waiters: each checked "not set" under this mutex before it queued, so after
-    // the exchange above no new one queues, and every one queued before is taken here.
+    // the exchange above no new one queues, and every one queued before is taken here. Taken
+    // before anyone is resumed: a resumed waiter may destroy the event (a latch's last waiter
+    // often does), so once resuming starts, set() touches nothing of *this.
     awaiter* cancellable = nullptr;
     {
       std::lock_guard lock(cancellable_mutex_);
       cancellable = std::exchange(cancellable_, nullptr);
     }
+    if (old != this) resume_all(static_cast<awaiter*>(old));
     resume_all(cancellable);
   }
 
