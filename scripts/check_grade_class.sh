@@ -97,6 +97,8 @@ cp "$src/course/exercises/07-replay-schedule/box_office.hpp" "$s7/start/"
 csv=$work/out07/results.csv
 cat "$csv"
 [[ $(row ref) == 'ref,ref,PASS,20,20,'* ]] || fail "07, the solution: $(row ref)"
-[[ $(row start) == 'start,start,FAIL,4,20,'* ]] || fail "07, the starting point: $(row start)"
+# 4 of 20, or 0: the simulated schedules always find the start's race; the real pool's 1,000
+# shows find it in some runs only (more often on a busy machine), and then its 4 points go too.
+[[ $(row start) =~ ^start,start,FAIL,(0|4),20, ]] || fail "07, the starting point: $(row start)"
 row start | grep -q "seats sold, the show has" || fail "07, the starting point's failure does not name the overselling"
 echo "grade-class.sh grades exercise 07 in copies configured with the coroutines variant"
