@@ -57,6 +57,11 @@ class async_event {
       std::lock_guard lock(cancellable_mutex_);
       cancellable = std::exchange(cancellable_, nullptr);
     }
+    // Their stop callbacks go before anyone is resumed: destroying a std::stop_callback waits for
+    // an on_stop running on another thread (it finds its waiter gone), so none can still be on
+    // its way to this event's mutex when a resumed waiter destroys the event. Outside the mutex:
+    // that on_stop may be waiting for it.
+    for (awaiter* w = cancellable; w != nullptr; w = w->next_) w->cancel_.reset();
     if (old != this) resume_all(static_cast<awaiter*>(old));
     resume_all(cancellable);
   }

@@ -86,7 +86,10 @@ class channel {
         }
       }
       sent_ = true;
-      if (receiver != nullptr) receiver->resumer_.resume();
+      if (receiver != nullptr) {
+        receiver->stop_.reset();  // its on_stop may be on its way to ch_'s mutex: wait it out (close())
+        receiver->resumer_.resume();
+      }
       return resumer_.not_suspended();
     }
     /// True when the value was delivered or buffered; false when the channel was closed. Throws
@@ -153,7 +156,10 @@ class channel {
           return true;
         }  // else closed and drained: value_ stays empty
       }
-      if (sender != nullptr) sender->resumer_.resume();
+      if (sender != nullptr) {
+        sender->stop_.reset();  // as for a receiver in send (close() says why)
+        sender->resumer_.resume();
+      }
       return resumer_.not_suspended();
     }
     /// The next value, or nullopt when the channel is closed and empty. Throws
@@ -202,6 +208,11 @@ class channel {
       senders = std::exchange(senders_, {});
       receivers = std::exchange(receivers_, {});
     }
+    // The taken waiters' stop callbacks go first, outside the lock: destroying one waits for an
+    // on_stop running elsewhere (it finds its waiter gone), so none is still on its way to this
+    // channel's mutex when a resumed waiter (one that sees the channel closed) destroys it.
+    for (auto* w = senders.head; w != nullptr; w = w->next_) w->stop_.reset();
+    for (auto* w = receivers.head; w != nullptr; w = w->next_) w->stop_.reset();
     while (senders.head != nullptr) senders.pop()->resumer_.resume();      // sent_ is false
     while (receivers.head != nullptr) receivers.pop()->resumer_.resume();  // value_ is empty
   }
