@@ -40,6 +40,7 @@
 #include <ostream>
 #include <ranges>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -60,7 +61,11 @@ namespace BS {
 struct version {
   constexpr version(std::uint64_t major_, std::uint64_t minor_, std::uint64_t patch_) noexcept
       : major(major_), minor(minor_), patch(patch_) {}
-  constexpr auto operator<=>(const version&) const = default;
+  constexpr bool operator==(const version&) const noexcept = default;
+  // Written out, not defaulted: clang-tidy 14 reports a defaulted <=> as comparing with a literal 0.
+  constexpr std::strong_ordering operator<=>(const version& other) const noexcept {
+    return std::tie(major, minor, patch) <=> std::tie(other.major, other.minor, other.patch);
+  }
   std::string to_string() const {
     return std::to_string(major) + '.' + std::to_string(minor) + '.' + std::to_string(patch);
   }
