@@ -135,7 +135,12 @@ TEST_CASE_TEMPLATE("execution: when_all of senders on the pool runs each exactly
 
 TEST_CASE_TEMPLATE("execution: continues_on and starts_on move work between two pools", Pool,
                    POOLS_SCHEDULER_POOLS) {
-  Pool a_pool(1), b_pool(1);
+  // b_pool is declared first so that it is destroyed last: continues_on posts to b from a's
+  // thread, and that post() may still be signalling b's condition variable after b's thread ran
+  // the continuation and sync_wait returned. Destroying a first joins its thread, so the post has
+  // returned before b is torn down (docs/std-execution.md, "Each pool as a scheduler").
+  Pool b_pool(1);
+  Pool a_pool(1);
   tagged<Pool> a(a_pool, 1), b(b_pool, 2);
   auto on_a = pools::as_scheduler(a);
   auto on_b = pools::as_scheduler(b);

@@ -23,6 +23,10 @@
 // The coroutine always waits for the blocking pool to be done with fn: fn and its result live in
 // the coroutine's frame, which must outlive them.
 //
+// Lifetimes: the blocking thread hands the coroutine back by posting to the coroutine's pool, and
+// that post may still be waking a worker when the coroutine has already finished. Declare the
+// blocking pool after the coroutine pool, so that it is destroyed (and its threads joined) first.
+//
 // A blocking pool that destroys fn unrun (a futures pool destroyed while paused, or purge())
 // ends the co_await with offload_dropped instead of leaving the coroutine suspended forever.
 //
