@@ -42,7 +42,9 @@ import datetime
 import json
 import os
 import shlex
+import shutil
 import statistics
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -184,7 +186,7 @@ class Sweep:
         if plain in FLAVOUR_ONLY and w not in FLAVOUR_ONLY[plain]:
             return f"its setting changes only {', '.join(sorted(FLAVOUR_ONLY[plain]))}: here it is {plain.split('/')[0]} itself"
         if self.name == "threads":
-            return None
+            return self.over_budget_threads(subject, point)
         smaller = [self.settled.get((subject, key(p))) for p in self.points
                    if p["workload"] == w and p["threads"] == point["threads"] and p["n"] < point["n"]]
         if any(r and (r.get("failed") or "timed out" in r.get("reason", "")) for r in smaller):
@@ -208,6 +210,24 @@ class Sweep:
             if predicted_kib > avail / 2:
                 return (f"predicted peak RSS {predicted_kib / 2**20:.1f} GiB (n={prev_point['n']:,}: "
                         f"{prev['max_rss_kib'] / 1024:.0f} MiB), over half of the {avail / 2**20:.1f} GiB available")
+        return None
+
+    def over_budget_threads(self, subject, point):
+        """The thread sweep does the same work at every thread count: a subject whose run at fewer
+        threads took longer than --budget stops there (a thread per task, a stack per task)."""
+        fewer = [p for p in self.points if p["workload"] == point["workload"] and p["threads"] < point["threads"]]
+        for p in fewer:
+            r = self.settled.get((subject, key(p)))
+            if r and r.get("skipped"):
+                return r["reason"]
+        for p in fewer:
+            runs = self.runs.get((subject, key(p)))
+            if runs:
+                opts = opts_for(subject.removesuffix(AGAIN), point["workload"], self.args)
+                took = median_record(runs)["median_ns"] * (int(opts["--reps"]) + int(opts["--warmup"])) / 1e9
+                if took > self.args.budget:
+                    return (f"at {p['threads']} threads a run took {took:,.0f} s, over --budget {self.args.budget:g} s; "
+                            "the work is the same at every thread count")
         return None
 
     def run(self):
@@ -376,8 +396,8 @@ def verdicts(data, subjects, nproc):
     sizes = sorted({r["n"] for r in fib_points if FLAT_RANGE[0] <= r["n"] <= FLAT_RANGE[1]})
     floor = fib.get("floors", {}).get("fib", {}).get("floor")
     for s in judged:
-        if not any(r["subject"] == s for r in fib_points):
-            continue
+        if not ok(fib_points, s, "fib"):
+            continue  # not supported (futures' fork-join) or not run
         name = f"fib cost per task, fib({FLAT_RANGE[0]}) → fib({FLAT_RANGE[1]})"
         lo, hi = (ok(fib_points, s, "fib", n=sizes[0]), ok(fib_points, s, "fib", n=sizes[-1])) if len(sizes) > 1 else (None, None)
         if lo is None or hi is None:
@@ -394,7 +414,7 @@ def verdicts(data, subjects, nproc):
     for w in dict.fromkeys(r["workload"] for r in threads):
         for s in judged:
             at, over = ok(threads, s, w, threads=nproc), ok(threads, s, w, threads=4 * nproc)
-            if at is None and over is None:
+            if not ok(threads, s, w):
                 continue
             name = f"{w}: time at {4 * nproc} ÷ at {nproc} threads"
             if at is None or over is None:
@@ -422,7 +442,7 @@ def sweep_tables(name, sweep):
         by = {(r["subject"], r[axis]): r for r in rs}
 
         def table(title, field, fmt):
-            cols = ["subject"] + [f"{x} threads" if axis == "threads" else human_n(x) for x in xs]
+            cols = ["subject"] + [f"{x} thread{'s' if x > 1 else ''}" if axis == "threads" else human_n(x) for x in xs]
             rows = []
             for s in subjects:
                 cells = []
@@ -451,7 +471,8 @@ def md_table(t):
         if v is None:
             return "—"
         return format(v, spec) if isinstance(v, (int, float)) and spec else str(v)
-    lines = ["| " + " | ".join(t["columns"]) + " |", "|---|" + "---:|" * (len(t["columns"]) - 1)]
+    numeric = [any(isinstance(r[j], (int, float)) for r in t["rows"]) for j in range(len(t["columns"]))]
+    lines = ["| " + " | ".join(t["columns"]) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
     fmts = t.get("fmt") or [None] * len(t["columns"])
     lines += ["| " + " | ".join(cell(v, fmts[j]) for j, v in enumerate(row)) + " |" for row in t["rows"]]
     return lines
@@ -598,6 +619,9 @@ def parse(argv=None):
     ap.add_argument("--thread-workloads", default=",".join(THREAD_WORKLOADS),
                     help=f"workloads of the thread sweep, from {', '.join(THREAD_SIZES)} (default {','.join(THREAD_WORKLOADS)})")
     ap.add_argument("--size-threads", type=int, help="threads of the size sweeps (default: nproc)")
+    ap.add_argument("--publish", metavar="RUN_DIR",
+                    help="run nothing: copy a full run's scaling.json, scaling.md and PNGs from RUN_DIR to "
+                         "docs/results/scaling/ (refuses a quick run, and a run of another commit or of uncommitted code)")
     args = ap.parse_args(argv)
     nproc = cpus()
     sweeps = []
@@ -632,8 +656,41 @@ def parse(argv=None):
     return args, nproc
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def publish(run_dir):
+    """Copies a full run into docs/results/scaling/, where the docs' generated blocks read it."""
+    path = os.path.join(run_dir, "scaling.json")
+    try:
+        data = json.load(open(path))
+    except (OSError, ValueError) as e:
+        fail(f"--publish {run_dir}: {e}")
+    if data.get("quick"):
+        fail("--publish: this is a quick run (it judges nothing); publish a full run")
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    commit = data.get("commit", "")
+    if "uncommitted" in commit or not head or not (commit.startswith(head) or head.startswith(commit)):
+        fail(f"--publish: the run is of {commit or 'an unknown commit'}, HEAD is {head}: run it again on HEAD, "
+             "with everything committed, so the published numbers name the code that made them")
+    to = os.path.join(ROOT, "docs", "results", "scaling")
+    os.makedirs(to, exist_ok=True)
+    pngs = [e["png"] for e in data["sweeps"].values() if e.get("png")]
+    for old in os.listdir(to):  # nothing of an earlier run stays beside this one
+        if old.endswith(".png") and old not in pngs:
+            os.remove(os.path.join(to, old))
+    for name in ["scaling.json", "scaling.md"] + pngs:
+        shutil.copyfile(os.path.join(run_dir, name), os.path.join(to, name))
+    print(f"published {run_dir} to {os.path.relpath(to)}: scaling.json, scaling.md" + "".join(f", {p}" for p in pngs)
+          + "\nnow run scripts/fill-numbers.py (the pages' blocks that read scaling/scaling.json)")
+    return 0
+
+
 def main(argv=None):
     args, nproc = parse(argv)
+    if args.publish:
+        return publish(args.publish)
     _, flavours, subjects, binaries = compare.discover_subjects(args.build, args.subjects)
     if not subjects:
         fail(f"no subject is built in {args.build}")

@@ -13,7 +13,7 @@ Usage: scaling_smoke_test.py BUILD_DIR OUT_DIR
 - the verdict table has the 2-thread fib speedup of the work-stealing subject;
 - one PNG per sweep when the interpreter running the script has matplotlib, none (and a message)
   when it has not;
-- --budget: sizes predicted to take longer are skipped with the reason;
+- --budget: sizes predicted to take longer are skipped with the reason; --publish refuses a quick run;
 - a bench's max_rss_kib is its own peak, not its parent's (Linux carries ru_maxrss across exec).
 """
 import functools
@@ -148,14 +148,21 @@ def main():
     md = open(os.path.join(out, "scaling.md")).read()
     expect("## The targets" in md and "Quick run" in md, "scaling.md: the targets, labelled a quick run")
 
-    # --budget: fib(14) runs, and every larger size is predicted over a microsecond's budget.
+    p = subprocess.run([python, SCRIPT, "--publish", out], capture_output=True, text=True, timeout=30)
+    expect(p.returncode == 2 and "quick run" in p.stderr, f"--publish refuses a quick run ({p.stderr.strip()})")
+
+    # --budget: the smallest size (and one thread) runs; every larger size (and more threads) is
+    # predicted over a microsecond's budget.
     p = subprocess.run([python, SCRIPT, "--build", build, "--out", out + "-budget", "--quick", "--subjects", pool,
-                        "--sweeps", "fib", "--budget", "1e-6"], capture_output=True, text=True, timeout=30)
-    points = json.load(open(os.path.join(out + "-budget", "scaling.json")))["sweeps"]["fib"]["points"]
-    first, *rest = sorted(points, key=lambda r: r["n"])
-    expect(p.returncode == 0 and first["status"] == "ok" and rest
-           and all(r["status"] == "skipped" and "--budget" in r["reason"] for r in rest),
-           f"--budget: the smallest size runs, the larger are skipped with the reason ({[r['status'] for r in points]})")
+                        "--sweeps", "fib,threads", "--threads", "1,2,3", "--thread-workloads", "fib",
+                        "--budget", "1e-6"], capture_output=True, text=True, timeout=30)
+    sweeps = json.load(open(os.path.join(out + "-budget", "scaling.json")))["sweeps"]
+    for name, axis in (("fib", "n"), ("threads", "threads")):
+        first, *rest = sorted(sweeps[name]["points"], key=lambda r: r[axis])
+        expect(p.returncode == 0 and first["status"] == "ok" and len(rest) == 2
+               and all(r["status"] == "skipped" and "--budget" in r["reason"] for r in rest),
+               f"--budget, {name} sweep: the first point runs, the others are skipped with the reason "
+               f"({[(r['status'], r.get('reason')) for r in rest]})")
 
     # max_rss_kib: a bench started by a parent that holds 256 MiB reports its own few MiB.
     ballast = bytearray(256 << 20)
