@@ -473,7 +473,8 @@ def discover_subjects(build, requested=None):
         if b:
             binaries[s] = b
         elif s.split("/", 1)[0] in variants or requested:
-            fail(f"bench_{s} is not built in {build} (cmake --build {build} --target bench_{s.split('/', 1)[0]})")
+            b = f"bench_{s.split('/', 1)[0]}"
+            fail(f"{b}{f' (for {s})' if '/' in s else ''} is not built in {build} (cmake --build {build} --target {b})")
     return variants, flavours, [s for s in subjects if s in binaries], binaries
 
 

@@ -130,7 +130,7 @@ def load_average():
 # ---------------------------------------------------------------- the plan
 
 
-def plan(args, subjects):
+def plan(args):
     """The sweeps as lists of points: {"sweep", "workload", "n", "threads"}."""
     sweeps = {}
     for sweep in args.sweeps:
@@ -699,7 +699,7 @@ def main(argv=None):
     meta = compare.run_meta()
     started = datetime.datetime.now()
     sweeps = {name: Sweep(name, points, subjects, binaries, flavours, args, None)
-              for name, points in plan(args, subjects).items()}
+              for name, points in plan(args).items()}
     progress = Progress(sum(s.total() for s in sweeps.values()))
     load = []
     for sweep in sweeps.values():
