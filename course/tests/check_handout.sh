@@ -4,10 +4,10 @@
 # (exit 2); the copy it makes holds no instructor material and no history; it configures and
 # builds (release, warnings as errors); and every exercise's starting point FAILs its grader with
 # the exercise's own reason — 02..07 through scripts/grade-exercise.sh (EXPECT_FAILURE of each
-# exercise's CMakeLists.txt; 06 in the copy's asan build), 01 through scripts/check_new_pool.sh
+# exercise's CMakeLists.txt; 06 in the copy's asan build), 01 through tests/check_new_pool.sh
 # (the scaffold fails saying "not implemented yet"; with no solution to try it exits 77).
 #
-#   scripts/check_handout.sh SOURCE_TREE      (KEEP=1: keep the copy in /tmp to look at)
+#   course/tests/check_handout.sh SOURCE_TREE      (KEEP=1: keep the copy in /tmp to look at)
 set -uo pipefail
 src=$(cd "$1" && pwd)
 work=$(mktemp -d)
@@ -57,8 +57,8 @@ for dir in course/exercises/*/; do
   grep -E -m1 -- "$expect" <<<"$out" | cut -c1-160
 done
 
-step "01-first-pool: the scaffold fails saying why (scripts/check_new_pool.sh on the hand-out)"
-scripts/check_new_pool.sh "$copy" >"$work/scaffold.log" 2>&1
+step "01-first-pool: the scaffold fails saying why (tests/check_new_pool.sh on the hand-out)"
+tests/check_new_pool.sh "$copy" >"$work/scaffold.log" 2>&1
 rc=$?
 [[ $rc -eq 77 ]] || { tail -20 "$work/scaffold.log"; fail "check_new_pool.sh on the hand-out: exit $rc, expected 77 (no solution to try)"; }
 grep "not implemented yet" "$work/scaffold.log" | head -1

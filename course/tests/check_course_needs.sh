@@ -8,7 +8,7 @@
 #     scripts/grade.sh), and stop before building anything;
 # and scripts/course-needs.sh refuses an unknown exercise with exit 2.
 #
-#   scripts/check_course_needs.sh SOURCE_TREE BUILD_DIR     (BUILD_DIR: a configured release tree)
+#   course/tests/check_course_needs.sh SOURCE_TREE BUILD_DIR     (BUILD_DIR: a configured release tree)
 set -uo pipefail
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
