@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // src/parking.cpp — waiting and waking: the protocol every fiber primitive is built on.
 #include <pools/fibers/detail/runtime.hpp>
+#include <pools/operation_cancelled.hpp>
 #include <pools/unhandled_exception.hpp>
+
+#include <utility>
 
 #include "scheduler.hpp"
 
@@ -27,6 +30,44 @@ void arm_timer(context*, void* arg) noexcept {
   const bool earliest = s.timers().add(*p.w, std::move(p.w->timer_entry));  // made by waiter(deadline)
   if (lock != nullptr) lock->unlock();
   if (earliest) s.timer_armed_earliest();  // a parked worker may be sleeping past the new deadline
+}
+
+// A cancellable wait's post-switch action (park, park_until with waiter::stop_token set). It runs
+// on the next context once the fiber's registers are saved, with the primitive's lock held:
+//  1. register the stop callback. If a stop came after the caller's cancellation point, the
+//     callback runs right here and schedules the fiber, which may then resume on another worker
+//     at once; there it takes the primitive's lock before touching its waiter (end_stop_watch),
+//     so it waits for step 3.
+//  2. a timed wait on a real pool: arm the timer, unless the callback has claimed the waiter.
+//  3. release the lock. Only now can the primitive's wakers claim the waiter.
+struct stop_park {
+  waiter* w;
+  pools::spinlock* lock;
+  bool arm_timer;
+};
+
+void watch_stop_and_unlock(context*, void* arg) noexcept {
+  const stop_park p = *static_cast<stop_park*>(arg);  // a copy: *arg is on the parking fiber's stack
+  waiter& w = *p.w;
+  scheduler& s = *w.fiber->owner;
+  w.on_stop.emplace(*w.stop_token, stop_waker{&w});
+  bool earliest = false;
+  if (p.arm_timer && !w.claimed.load(std::memory_order_acquire))
+    earliest = s.timers().add(w, std::move(w.timer_entry));  // made by waiter(deadline)
+  p.lock->unlock();
+  if (earliest) s.timer_armed_earliest();
+}
+
+// On the fiber, once resumed from a cancellable wait: after this no stop callback can reach `w`.
+// Woken by the stop, the fiber may have been resumed from inside the registration, before the
+// post-switch action released the primitive's lock: taking the lock waits it out. Then the
+// callback is deregistered; destroying it waits for one still running on another thread.
+void end_stop_watch(waiter& w, pools::spinlock& lock) noexcept {
+  if (w.cancelled) {
+    lock.lock();
+    lock.unlock();
+  }
+  w.on_stop.reset();
 }
 
 struct join_wait {
@@ -55,11 +96,18 @@ void requeue_self(context* from, void*) noexcept {
 // The joiner runs the task itself: same effects as scheduler::run_task, minus the rendezvous,
 // since the only party that could be waiting is the caller. In a trace it is the task slice of
 // the queued entry (taken back from the deque, or claimed: that entry is later dropped unrun).
+// The child runs under its own stop token, not the joiner's: a task spawned without one reads
+// none, whether a worker or its joiner runs it (the one of a spawn(token, f) is set by its
+// callable, stop_scope in thread_pool.hpp).
 void run_inline(task_base& t) noexcept {
 #if POOLS_TRACE
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
 #endif
+  auto* self = static_cast<fiber_record*>(current_worker()->current);  // joins run on fibers
+  const std::stop_token* const joiner_token = self->stop_token;
+  if (joiner_token != nullptr) self->stop_token = nullptr;
   t.run(t);
+  if (joiner_token != nullptr) self->stop_token = joiner_token;
   t.state.store(task_base::done_bit, std::memory_order_release);
   bump(current_worker()->completed);
 #if POOLS_TRACE
@@ -79,6 +127,23 @@ fiber_record* current_fiber() noexcept {
 scheduler* current_scheduler() noexcept {
   worker* w = current_worker();
   return w != nullptr ? w->sched : nullptr;
+}
+
+const std::stop_token* current_stop_token() noexcept {
+  const fiber_record* f = current_fiber();
+  return f != nullptr ? f->stop_token : nullptr;
+}
+
+const std::stop_token* exchange_stop_token(const std::stop_token* token) noexcept {
+  fiber_record* f = current_fiber();
+  return f != nullptr ? std::exchange(f->stop_token, token) : nullptr;
+}
+
+const std::stop_token* cancellation_point() {
+  const std::stop_token* token = current_stop_token();
+  if (token == nullptr || !token->stop_possible()) return nullptr;
+  if (token->stop_requested()) throw operation_cancelled();
+  return token;
 }
 
 void submit(scheduler& s, task_base* t) {
@@ -150,8 +215,19 @@ void yield_fiber() {
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
+  const std::stop_token* stop = cancellation_point();  // stopped: throws, also for a past deadline
   if (deadline <= clock_now()) return;
   waiter me(deadline);  // may throw std::bad_alloc (its timer's entry): nothing refers to it yet
+  if (stop != nullptr) {
+    // A cancellable sleep is a timed wait on a lock of its own, which no one else takes: it only
+    // lets the fiber wait out the post-switch action when a stop wakes it early (end_stop_watch).
+    me.stop_token = stop;
+    pools::spinlock gate;
+    std::unique_lock lock(gate);
+    park_until(me, lock, deadline, "sleep", nullptr);
+    if (me.cancelled) throw operation_cancelled();
+    return;
+  }
   if (simulation* sim = me.fiber->owner->simulated()) {
     // A timer of the virtual clock. One thread runs everything, so it can be armed before the
     // switch: nothing can fire it until this step has ended.
@@ -161,7 +237,7 @@ void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
   }
   timed_park p{&me, nullptr};
   suspend_current({&arm_timer, &p});
-  // Only the timer can claim a sleeper, and it has disarmed itself before waking us.
+  // Only the timer can claim a sleeper under no token, and it has disarmed itself before waking us.
 }
 
 // ---- waiter.hpp ------------------------------------------------------------------------------
@@ -175,6 +251,12 @@ waiter::waiter(std::chrono::steady_clock::time_point deadline) : waiter() {
   // only a fiber of a real pool files an entry in its scheduler's timer queue.
   if (fiber != nullptr && fiber->owner->simulated() == nullptr)
     timer_entry = timer_queue::make_node(*this, deadline);
+}
+
+void stop_waker::operator()() const noexcept {
+  if (!w->try_claim()) return;  // the primitive or the timer woke it first: the wait completed
+  w->cancelled = true;
+  wake(*w);  // the last touch of the waiter: the fiber deregisters this callback before it goes on
 }
 
 void wake(waiter& w) noexcept {
@@ -196,7 +278,13 @@ void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, 
   pools::spinlock* l = lock.release();
   if (w.fiber != nullptr) {
     if (simulation* sim = w.fiber->owner->simulated()) sim->waits_on(what, object);
-    suspend_current({&unlock_spinlock, l});
+    if (w.stop_token == nullptr) {
+      suspend_current({&unlock_spinlock, l});
+      return;
+    }
+    stop_park p{&w, l, false};
+    suspend_current({&watch_stop_and_unlock, &p});
+    end_stop_watch(w, *l);
   } else {
     l->unlock();
     w.parker->wait();
@@ -212,16 +300,29 @@ bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
       // released after it (a waker that claims w finds the timer armed, as on a real pool).
       sim->waits_on(what, object);
       sim->arm_timer(w, deadline);
-      suspend_current({&unlock_spinlock, l});
+      if (w.stop_token == nullptr) {
+        suspend_current({&unlock_spinlock, l});
+      } else {
+        stop_park p{&w, l, false};
+        suspend_current({&watch_stop_and_unlock, &p});
+        end_stop_watch(w, *l);
+      }
       if (w.timed_out) return false;
       sim->cancel_timer(w);
-      return true;
+      return !w.cancelled;
     }
-    timed_park p{&w, l};  // w.timer_entry, made by waiter(deadline) before w was queued
-    suspend_current({&arm_timer, &p});
+    if (w.stop_token == nullptr) {
+      timed_park p{&w, l};  // w.timer_entry, made by waiter(deadline) before w was queued
+      suspend_current({&arm_timer, &p});
+    } else {
+      stop_park p{&w, l, true};
+      suspend_current({&watch_stop_and_unlock, &p});
+      end_stop_watch(w, *l);
+    }
     if (w.timed_out) return false;
-    w.fiber->owner->timers().cancel(w);  // woken by the primitive: the timer must not outlive w
-    return true;
+    // Woken by the primitive or the stop: the timer must not outlive w.
+    w.fiber->owner->timers().cancel(w);
+    return !w.cancelled;
   }
   l->unlock();
   if (w.parker->wait_until(deadline)) return true;

@@ -14,9 +14,19 @@
 //
 // T must be nothrow-move-constructible: a value moved under the lock must not be able to throw
 // half-way through a hand-over.
+//
+// Cancellation: on a fiber whose stop token (this_fiber::get_stop_token()) is stopped, send() and
+// recv() throw operation_cancelled — at once when it is stopped before they start (nothing is
+// sent or taken, even with room or a value there), or when the stop comes while they wait (the
+// value is not sent; nothing is taken). The stop and a channel operation may reach a waiter at
+// the same moment: the waiter's claim (detail/waiter.hpp) picks one, so a value is either handed
+// over or the wait is cancelled, never both. try_send, try_recv and close never wait and ignore
+// the token.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <cstddef>
@@ -44,6 +54,7 @@ class channel {
   /// Waits until the value is taken (unbuffered), or buffered. `closed` if the channel is or
   /// becomes closed first (the value is then dropped).
   channel_op_status send(T value) {
+    const std::stop_token* stop = detail::cancellation_point();  // throws when already stopped
     std::unique_lock guard(guard_);
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
@@ -58,8 +69,10 @@ class channel {
     }
     waiter me;
     me.value = &value;
+    me.stop_token = stop;
     senders_.push_back(me);
     detail::park(me, guard, "channel send", this);
+    if (me.cancelled) give_up(senders_, me);
     return me.status;  // written by the receiver or by close() before it woke us
   }
 
@@ -82,14 +95,17 @@ class channel {
 
   /// Waits for a value; nullopt when the channel is closed and no value is left.
   std::optional<T> recv() {
+    const std::stop_token* stop = detail::cancellation_point();  // throws when already stopped
     std::unique_lock guard(guard_);
     std::optional<T> v;
     if (take_locked(v, guard)) return v;
     if (closed_) return std::nullopt;
     waiter me;
     me.slot = &v;
+    me.stop_token = stop;
     receivers_.push_back(me);
     detail::park(me, guard, "channel recv", this);
+    if (me.cancelled) give_up(receivers_, me);
     return v;  // filled by a sender, or left empty by close()
   }
 
@@ -132,6 +148,16 @@ class channel {
     std::optional<T>* slot = nullptr;  // a receiver's slot, filled by the sender
     channel_op_status status = channel_op_status::success;
   };
+
+  // A wait the stop ended: out of its queue (unless a waker already took it out and lost the
+  // claim), then operation_cancelled.
+  [[noreturn]] void give_up(detail::wait_queue& queue, waiter& me) {
+    {
+      std::lock_guard again(guard_);
+      queue.erase(me);
+    }
+    throw operation_cancelled();
+  }
 
   // Takes the next value if there is one; releases the lock (and wakes a sender) when it does.
   bool take_locked(std::optional<T>& v, std::unique_lock<pools::spinlock>& guard) {

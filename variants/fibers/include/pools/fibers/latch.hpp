@@ -8,7 +8,9 @@
 // afterwards, so a waiter that sees zero (under the lock) can never outrun it.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <cstddef>
@@ -49,12 +51,20 @@ class latch {
     return count_ == 0;
   }
 
+  /// Cancellable (this_fiber::get_stop_token()): throws operation_cancelled when the fiber's
+  /// token is stopped before the count reaches zero (a zero count returns at once).
   void wait() const {
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
     detail::waiter me;
+    me.stop_token = detail::cancellation_point();  // throws when already stopped
     waiters_.push_back(me);
     detail::park(me, guard, "latch", this);
+    if (me.cancelled) {
+      std::lock_guard again(guard_);
+      waiters_.erase(me);  // still queued unless a count_down took it and lost the claim
+    }
+    if (me.cancelled) throw operation_cancelled();
   }
 
   void arrive_and_wait(std::ptrdiff_t n = 1) {

@@ -17,6 +17,15 @@
 // timer. `claimed` picks exactly one: whoever flips it first wakes the waiter; the loser leaves
 // it alone. Each side flips it while holding its own lock (primitive or timer queue), so once
 // the woken waiter has taken both locks, no one touches it any more and it may be destroyed.
+//
+// A cancellable wait (channel, future, condition_variable, latch, wait_group, sleep) adds a third
+// party: a std::stop_callback on the fiber's stop token (stop_token below), registered by park()
+// once the fiber is switched out, while the primitive's lock is still held. The callback claims
+// the waiter like any waker and wakes it with `cancelled` set; it touches nothing but the waiter
+// and the scheduler, never the primitive, so a primitive destroyed by another woken waiter is no
+// concern of it. The woken fiber deregisters it inside park() before it touches anything else
+// (destroying a std::stop_callback waits for one running on another thread), so no callback can
+// reach the waiter once park() has returned.
 #pragma once
 
 #include <pools/spinlock.hpp>
@@ -27,6 +36,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 
 namespace pools::fibers::detail {
@@ -62,6 +72,13 @@ class thread_parker {
 
 using timer_map = std::multimap<std::chrono::steady_clock::time_point, waiter*>;
 
+/// What a cancellable wait registers on its stop token: claims the waiter (unless the primitive or
+/// the timer did first), sets `cancelled` and wakes it. parking.cpp.
+struct stop_waker {
+  waiter* w;
+  void operator()() const noexcept;
+};
+
 struct waiter {
   /// Binds to the calling fiber, or prepares a parker when the caller is not a fiber.
   waiter();
@@ -86,6 +103,11 @@ struct waiter {
   bool timer_armed = false;  // guarded by the timer queue's lock
   timer_map::iterator timer_position{};
   timer_map::node_type timer_entry{};  // made by the timed constructor; moved into the timer queue
+  // A cancellable wait: the token to watch while parked (from cancellation_point(); nullptr: the
+  // wait cannot be cancelled), set by the primitive before it queues the waiter.
+  const std::stop_token* stop_token = nullptr;
+  bool cancelled = false;  // set by the stop callback before it wakes the waiter
+  std::optional<std::stop_callback<stop_waker>> on_stop;  // registered and deregistered by park()
 };
 
 /// An intrusive FIFO of waiters; every operation requires the owning primitive's lock.
@@ -158,13 +180,15 @@ inline void wake_all(waiter* list) noexcept {
 /// Blocks until wake(w). `lock` holds the primitive's spinlock, in which `w` is enqueued (and
 /// claimable); it is released here and not re-acquired. `what` and `object` name the primitive
 /// ("mutex", this): a simulated run's deadlock report says what each stuck fiber waits on
-/// (pools/fibers/simulated.hpp); a real pool ignores them.
+/// (pools/fibers/simulated.hpp); a real pool ignores them. With w.stop_token set, a stop ends
+/// the wait too: w.cancelled is then true, `w` may still be linked, and the caller must re-take
+/// its lock and erase it (as after a timeout), then throw operation_cancelled.
 void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, const void* object);
 
 /// park() with a deadline, for a waiter made with it (waiter(deadline)). Returns true when woken
-/// by the primitive, false on timeout; on timeout the caller must re-take its lock and erase `w`
-/// from its queue (it may still be linked). Never throws on a real pool: what it allocates was
-/// allocated by waiter(deadline).
+/// by the primitive, false on timeout or a stop (w.cancelled); then the caller must re-take its
+/// lock and erase `w` from its queue (it may still be linked). Never throws on a real pool: what it allocates
+/// was allocated by waiter(deadline).
 bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
                 std::chrono::steady_clock::time_point deadline, const char* what, const void* object);
 
