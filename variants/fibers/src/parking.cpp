@@ -32,44 +32,6 @@ void arm_timer(context*, void* arg) noexcept {
   if (earliest) s.timer_armed_earliest();  // a parked worker may be sleeping past the new deadline
 }
 
-// A cancellable wait's post-switch action (park, park_until with waiter::stop_token set). It runs
-// on the next context once the fiber's registers are saved, with the primitive's lock held:
-//  1. register the stop callback. If a stop came after the caller's cancellation point, the
-//     callback runs right here and schedules the fiber, which may then resume on another worker
-//     at once; there it takes the primitive's lock before touching its waiter (end_stop_watch),
-//     so it waits for step 3.
-//  2. a timed wait on a real pool: arm the timer, unless the callback has claimed the waiter.
-//  3. release the lock. Only now can the primitive's wakers claim the waiter.
-struct stop_park {
-  waiter* w;
-  pools::spinlock* lock;
-  bool arm_timer;
-};
-
-void watch_stop_and_unlock(context*, void* arg) noexcept {
-  const stop_park p = *static_cast<stop_park*>(arg);  // a copy: *arg is on the parking fiber's stack
-  waiter& w = *p.w;
-  scheduler& s = *w.fiber->owner;
-  w.on_stop.emplace(*w.stop_token, stop_waker{&w});
-  bool earliest = false;
-  if (p.arm_timer && !w.claimed.load(std::memory_order_acquire))
-    earliest = s.timers().add(w, std::move(w.timer_entry));  // made by waiter(deadline)
-  p.lock->unlock();
-  if (earliest) s.timer_armed_earliest();
-}
-
-// On the fiber, once resumed from a cancellable wait: after this no stop callback can reach `w`.
-// Woken by the stop, the fiber may have been resumed from inside the registration, before the
-// post-switch action released the primitive's lock: taking the lock waits it out. Then the
-// callback is deregistered; destroying it waits for one still running on another thread.
-void end_stop_watch(waiter& w, pools::spinlock& lock) noexcept {
-  if (w.cancelled) {
-    lock.lock();
-    lock.unlock();
-  }
-  w.on_stop.reset();
-}
-
 struct join_wait {
   task_base* task;
   waiter* w;
@@ -98,7 +60,7 @@ void requeue_self(context* from, void*) noexcept {
 // the queued entry (taken back from the deque, or claimed: that entry is later dropped unrun).
 // The child runs under its own stop token, not the joiner's: a task spawned without one reads
 // none, whether a worker or its joiner runs it (the one of a spawn(token, f) is set by its
-// callable, stop_scope in thread_pool.hpp).
+// callable, stop_scope.hpp).
 void run_inline(task_base& t) noexcept {
 #if POOLS_TRACE
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
@@ -219,13 +181,22 @@ void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
   if (deadline <= clock_now()) return;
   waiter me(deadline);  // may throw std::bad_alloc (its timer's entry): nothing refers to it yet
   if (stop != nullptr) {
-    // A cancellable sleep is a timed wait on a lock of its own, which no one else takes: it only
-    // lets the fiber wait out the post-switch action when a stop wakes it early (end_stop_watch).
-    me.stop_token = stop;
+    // A cancellable sleep is a timed wait on a primitive of its own, which only the stop
+    // callback ever wakes (waiter.hpp has the handshake).
     pools::spinlock gate;
+    wait_queue queue;
+    me.watch_stop(stop, gate, queue);
     std::unique_lock lock(gate);
-    park_until(me, lock, deadline, "sleep", nullptr);
-    if (me.cancelled) throw operation_cancelled();
+    if (me.stop_requested()) {
+      lock.unlock();
+      me.on_stop.reset();  // before `queue` and `gate` go: the callback may be on its way to them
+      throw operation_cancelled();
+    }
+    queue.push_back(me);
+    // Woken by the "primitive": the stop took it out. park_until deregistered the callback.
+    if (park_until(me, lock, deadline, "sleep", nullptr)) throw operation_cancelled();
+    std::lock_guard again(gate);
+    queue.erase(me);  // timed out: still queued
     return;
   }
   if (simulation* sim = me.fiber->owner->simulated()) {
@@ -253,10 +224,20 @@ waiter::waiter(std::chrono::steady_clock::time_point deadline) : waiter() {
     timer_entry = timer_queue::make_node(*this, deadline);
 }
 
+void waiter::watch_stop(const std::stop_token* token, pools::spinlock& lock, wait_queue& queue) {
+  stop_token = token;
+  if (token != nullptr) on_stop.emplace(*token, stop_waker{this, &lock, &queue});
+}
+
 void stop_waker::operator()() const noexcept {
-  if (!w->try_claim()) return;  // the primitive or the timer woke it first: the wait completed
+  std::unique_lock guard(*lock);
+  // Not queued: not yet (the waiter checks the token under this lock before it queues) or no
+  // longer (a waker took it). Queued but claimed: a timer took it, and the waiter erases itself.
+  if (!w->linked || !w->try_claim()) return;
+  queue->erase(*w);
   w->cancelled = true;
-  wake(*w);  // the last touch of the waiter: the fiber deregisters this callback before it goes on
+  guard.unlock();
+  wake(*w);  // the last touch of the waiter: it deregisters this callback before it goes on
 }
 
 void wake(waiter& w) noexcept {
@@ -278,13 +259,8 @@ void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, 
   pools::spinlock* l = lock.release();
   if (w.fiber != nullptr) {
     if (simulation* sim = w.fiber->owner->simulated()) sim->waits_on(what, object);
-    if (w.stop_token == nullptr) {
-      suspend_current({&unlock_spinlock, l});
-      return;
-    }
-    stop_park p{&w, l, false};
-    suspend_current({&watch_stop_and_unlock, &p});
-    end_stop_watch(w, *l);
+    suspend_current({&unlock_spinlock, l});
+    w.on_stop.reset();  // waits for a stop callback still running elsewhere (it finds w taken)
   } else {
     l->unlock();
     w.parker->wait();
@@ -300,29 +276,18 @@ bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
       // released after it (a waker that claims w finds the timer armed, as on a real pool).
       sim->waits_on(what, object);
       sim->arm_timer(w, deadline);
-      if (w.stop_token == nullptr) {
-        suspend_current({&unlock_spinlock, l});
-      } else {
-        stop_park p{&w, l, false};
-        suspend_current({&watch_stop_and_unlock, &p});
-        end_stop_watch(w, *l);
-      }
+      suspend_current({&unlock_spinlock, l});
+      w.on_stop.reset();
       if (w.timed_out) return false;
       sim->cancel_timer(w);
-      return !w.cancelled;
+      return true;
     }
-    if (w.stop_token == nullptr) {
-      timed_park p{&w, l};  // w.timer_entry, made by waiter(deadline) before w was queued
-      suspend_current({&arm_timer, &p});
-    } else {
-      stop_park p{&w, l, true};
-      suspend_current({&watch_stop_and_unlock, &p});
-      end_stop_watch(w, *l);
-    }
+    timed_park p{&w, l};  // w.timer_entry, made by waiter(deadline) before w was queued
+    suspend_current({&arm_timer, &p});
+    w.on_stop.reset();  // as in park()
     if (w.timed_out) return false;
-    // Woken by the primitive or the stop: the timer must not outlive w.
-    w.fiber->owner->timers().cancel(w);
-    return !w.cancelled;
+    w.fiber->owner->timers().cancel(w);  // woken by the primitive: the timer must not outlive w
+    return true;
   }
   l->unlock();
   if (w.parker->wait_until(deadline)) return true;

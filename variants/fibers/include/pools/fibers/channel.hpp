@@ -19,9 +19,9 @@
 // recv() throw operation_cancelled — at once when it is stopped before they start (nothing is
 // sent or taken, even with room or a value there), or when the stop comes while they wait (the
 // value is not sent; nothing is taken). The stop and a channel operation may reach a waiter at
-// the same moment: the waiter's claim (detail/waiter.hpp) picks one, so a value is either handed
-// over or the wait is cancelled, never both. try_send, try_recv and close never wait and ignore
-// the token.
+// the same moment: both take it out of its queue under the channel's lock, and the one that finds
+// it there wins (detail/waiter.hpp), so a value is either handed over or the wait is cancelled,
+// never both. try_send, try_recv and close never wait and ignore the token.
 #pragma once
 
 #include <pools/fibers/detail/runtime.hpp>
@@ -54,8 +54,10 @@ class channel {
   /// Waits until the value is taken (unbuffered), or buffered. `closed` if the channel is or
   /// becomes closed first (the value is then dropped).
   channel_op_status send(T value) {
-    const std::stop_token* stop = detail::cancellation_point();  // throws when already stopped
+    waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, senders_);  // throws when already stopped
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
@@ -67,13 +69,11 @@ class channel {
       buffer_.push_back(std::move(value));
       return channel_op_status::success;
     }
-    waiter me;
     me.value = &value;
-    me.stop_token = stop;
     senders_.push_back(me);
     detail::park(me, guard, "channel send", this);
-    if (me.cancelled) give_up(senders_, me);
-    return me.status;  // written by the receiver or by close() before it woke us
+    if (me.cancelled) throw operation_cancelled();  // the value was not sent
+    return me.status;                               // written by the receiver or by close() before it woke us
   }
 
   /// Never waits: `full` (value left untouched) when it would, `closed` when closed.
@@ -95,18 +95,18 @@ class channel {
 
   /// Waits for a value; nullopt when the channel is closed and no value is left.
   std::optional<T> recv() {
-    const std::stop_token* stop = detail::cancellation_point();  // throws when already stopped
+    waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, receivers_);  // throws when already stopped
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();
     std::optional<T> v;
     if (take_locked(v, guard)) return v;
     if (closed_) return std::nullopt;
-    waiter me;
     me.slot = &v;
-    me.stop_token = stop;
     receivers_.push_back(me);
     detail::park(me, guard, "channel recv", this);
-    if (me.cancelled) give_up(receivers_, me);
-    return v;  // filled by a sender, or left empty by close()
+    if (me.cancelled) throw operation_cancelled();  // nothing was taken
+    return v;                                       // filled by a sender, or left empty by close()
   }
 
   /// Never waits: `empty` when it would, `closed` when closed and drained.
@@ -148,16 +148,6 @@ class channel {
     std::optional<T>* slot = nullptr;  // a receiver's slot, filled by the sender
     channel_op_status status = channel_op_status::success;
   };
-
-  // A wait the stop ended: out of its queue (unless a waker already took it out and lost the
-  // claim), then operation_cancelled.
-  [[noreturn]] void give_up(detail::wait_queue& queue, waiter& me) {
-    {
-      std::lock_guard again(guard_);
-      queue.erase(me);
-    }
-    throw operation_cancelled();
-  }
 
   // Takes the next value if there is one; releases the lock (and wakes a sender) when it does.
   bool take_locked(std::optional<T>& v, std::unique_lock<pools::spinlock>& guard) {

@@ -46,15 +46,12 @@ class condition_variable {
 
   void wait(std::unique_lock<mutex>& lock) {
     detail::waiter me;
-    me.stop_token = detail::cancellation_point();  // throws when already stopped, `lock` still held
+    me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();  // `lock` is still held
     waiters_.push_back(me);
     lock.unlock();
     detail::park(me, guard, "condition_variable", this);
-    if (me.cancelled) {
-      std::lock_guard again(guard_);
-      waiters_.erase(me);  // still queued unless a notify popped it and lost the claim
-    }
     lock.lock();
     if (me.cancelled) throw operation_cancelled();
   }
@@ -70,8 +67,9 @@ class condition_variable {
     const auto until = detail::to_steady(deadline);
     const std::stop_token* stop = detail::cancellation_point();  // throws when already stopped
     detail::waiter me(until);  // may throw std::bad_alloc, before `me` is queued or `lock` released
-    me.stop_token = stop;
+    me.watch_stop(stop, guard_, waiters_);
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     lock.unlock();
     const bool notified = detail::park_until(me, guard, until, "condition_variable", this);
@@ -80,7 +78,7 @@ class condition_variable {
       waiters_.erase(me);  // still queued unless a notify popped it and lost the claim to the timer
     }
     lock.lock();
-    if (me.cancelled) throw operation_cancelled();
+    if (me.cancelled) throw operation_cancelled();  // the stop took it out of the queue
     return notified ? std::cv_status::no_timeout : std::cv_status::timeout;
   }
 

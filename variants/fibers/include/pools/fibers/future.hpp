@@ -65,28 +65,31 @@ class shared_state {
     return ready_;
   }
 
-  /// `cancellable`: the fiber's stop token ends the wait (operation_cancelled); offload.hpp waits
-  /// without, for the blocking pool must be done with the call before its caller goes on.
-  void wait(bool cancellable = true) {
+  void wait() {
+    if (ready()) return;
+    waiter me;
+    me.watch_stop(cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
     if (ready_) return;
-    waiter me;
-    if (cancellable) me.stop_token = cancellation_point();  // throws when already stopped
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     park(me, guard, "future", this);
-    if (me.cancelled) give_up(me);
+    if (me.cancelled) throw operation_cancelled();
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
     if (ready()) return true;
     const std::stop_token* stop = cancellation_point();  // throws when already stopped
     waiter me(deadline);  // may throw std::bad_alloc; made outside the spinlock: it allocates
-    me.stop_token = stop;
+    me.watch_stop(stop, guard_, waiters_);
     std::unique_lock guard(guard_);
     if (ready_) return true;
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
-    if (park_until(me, guard, deadline, "future", this)) return true;
-    if (me.cancelled) give_up(me);
+    if (park_until(me, guard, deadline, "future", this)) {
+      if (me.cancelled) throw operation_cancelled();
+      return true;
+    }
     std::lock_guard again(guard_);
     waiters_.erase(me);
     return ready_;
@@ -105,14 +108,6 @@ class shared_state {
   }
 
  private:
-  [[noreturn]] void give_up(waiter& me) {
-    {
-      std::lock_guard again(guard_);
-      waiters_.erase(me);  // still queued unless publish() took it and lost the claim
-    }
-    throw operation_cancelled();
-  }
-
   void publish(std::unique_lock<pools::spinlock>& guard) noexcept {
     ready_ = true;
     waiter* list = waiters_.take_all_claimed();

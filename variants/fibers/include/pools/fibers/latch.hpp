@@ -54,16 +54,14 @@ class latch {
   /// Cancellable (this_fiber::get_stop_token()): throws operation_cancelled when the fiber's
   /// token is stopped before the count reaches zero (a zero count returns at once).
   void wait() const {
+    if (try_wait()) return;
+    detail::waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
-    detail::waiter me;
-    me.stop_token = detail::cancellation_point();  // throws when already stopped
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     detail::park(me, guard, "latch", this);
-    if (me.cancelled) {
-      std::lock_guard again(guard_);
-      waiters_.erase(me);  // still queued unless a count_down took it and lost the claim
-    }
     if (me.cancelled) throw operation_cancelled();
   }
 

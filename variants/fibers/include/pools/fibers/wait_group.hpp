@@ -50,16 +50,14 @@ class wait_group {
   /// Cancellable, as latch::wait: throws operation_cancelled when the fiber's stop token is
   /// stopped before the count reaches zero.
   void wait() {
+    if (count() == 0) return;
+    detail::waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
-    detail::waiter me;
-    me.stop_token = detail::cancellation_point();  // throws when already stopped
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     detail::park(me, guard, "wait_group", this);
-    if (me.cancelled) {
-      std::lock_guard again(guard_);
-      waiters_.erase(me);
-    }
     if (me.cancelled) throw operation_cancelled();
   }
 
