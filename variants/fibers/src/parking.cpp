@@ -65,8 +65,8 @@ void run_inline(task_base& t) noexcept {
 #if POOLS_TRACE
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
 #endif
-  auto* self = static_cast<fiber_record*>(current_worker()->current);  // joins run on fibers
-  const std::stop_token* const joiner_token = self->stop_token;
+  fiber_record* const self = current_fiber();
+  const std::stop_token* const joiner_token = self != nullptr ? self->stop_token : nullptr;
   if (joiner_token != nullptr) self->stop_token = nullptr;
   t.run(t);
   if (joiner_token != nullptr) self->stop_token = joiner_token;

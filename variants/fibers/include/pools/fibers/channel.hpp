@@ -131,6 +131,8 @@ class channel {
     for (detail::waiter* w = s; w != nullptr; w = w->next)
       static_cast<waiter*>(w)->status = channel_op_status::closed;
     guard.unlock();
+    detail::drop_stop_callbacks(s);  // both lists' before anyone runs: a woken sender may destroy
+    detail::drop_stop_callbacks(r);  // the channel while a receiver's callback heads for its lock
     detail::wake_all(s);
     detail::wake_all(r);
   }

@@ -189,11 +189,18 @@ class wait_queue {
 /// may be destroyed as soon as this starts; it is not touched afterwards.
 void wake(waiter& w) noexcept;
 
-/// wake() for a list from take_all_claimed(), after the lock is released; reads each link before
-/// waking its owner. The stop callbacks of all of them go first (see the top of this file): none
-/// may still be on its way to the primitive's lock once any of them runs again.
-inline void wake_all(waiter* list) noexcept {
+/// Deregisters the stop callbacks of a list from take_all_claimed(), after the lock is released
+/// (a callback may be waiting for it): see the top of this file. wake_all() does it first; a
+/// waker of two lists (channel::close) does it for both before it wakes either.
+inline void drop_stop_callbacks(waiter* list) noexcept {
   for (waiter* w = list; w != nullptr; w = w->next) w->on_stop.reset();
+}
+
+/// wake() for a list from take_all_claimed(), after the lock is released; reads each link before
+/// waking its owner. The stop callbacks of all of them go first: none may still be on its way to
+/// the primitive's lock once any of them runs again (and perhaps destroys the primitive).
+inline void wake_all(waiter* list) noexcept {
+  drop_stop_callbacks(list);
   while (list != nullptr) {
     waiter* next = list->next;
     wake(*list);
