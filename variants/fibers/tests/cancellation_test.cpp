@@ -458,80 +458,68 @@ TEST_CASE("latch and wait_group: waits end with operation_cancelled; a zero coun
 }
 
 namespace {
-// One worker, so that the order is known: the cancellable waiter starts first and the plain one
-// can only start once it has suspended, i.e. is queued in the primitive.
 pools::fibers::pool_options one_worker() {
   pools::fibers::pool_options o;
   o.threads = 1;
   return o;
 }
+
+// The use-after-free the coroutines' async_event and channel once had, made to happen every
+// round: two waiters on one primitive, a cancellable one (pool b) and a plain one (pool a). One
+// wake-up (`wake`) takes both. b's only worker is held busy meanwhile, so the cancellable waiter,
+// though woken, cannot run yet and still has its stop callback registered — unless the waker
+// deregistered it (wake_all). The plain waiter destroys the primitive, then requests the stop:
+// a callback still registered would now lock the freed primitive (ASan: heap-use-after-free).
+template <class Primitive, class Wait, class Wake>
+int destroy_then_stop(Wait wait, Wake wake, int rounds) {
+  pf::thread_pool a(one_worker());
+  pf::thread_pool b(one_worker());
+  int ended = 0;
+  for (int round = 0; round < rounds; ++round) {
+    auto* p = new Primitive(1);
+    std::stop_source source;
+    std::atomic<int> started{0};
+    std::atomic<bool> holding{false}, release{false};
+    auto cancellable = b.spawn(source.get_token(), [&, p] {
+      started.fetch_add(1);
+      try {
+        wait(*p);
+      } catch (const pf::operation_cancelled&) {
+        return 0;  // only if the stop came first
+      }
+      return 1;
+    });
+    REQUIRE(eventually([&] { return started.load() == 1; }));
+    b.post([&] {  // runs once the cancellable waiter has suspended: b has one worker
+      holding = true;
+      while (!release.load()) std::this_thread::sleep_for(20us);  // blocks b's worker on purpose
+    });
+    REQUIRE(eventually([&] { return holding.load(); }));
+    auto plain = a.spawn([&, p] {
+      wait(*p);
+      delete p;
+      source.request_stop();
+      release = true;
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(round % 20));
+    wake(*p);  // before the plain waiter deletes p: it is woken by this, or finds it done
+    plain.join();
+    ended += cancellable.join();
+  }
+  return ended;
+}
 }  // namespace
 
-TEST_CASE("cancellation: a stop racing close() never touches a channel its plain receiver destroyed") {
-  // close() wakes both receivers; the plain one deletes the channel at once. The other's stop
-  // callback, racing close(), must not reach the channel afterwards (ASan: heap-use-after-free).
-  pf::thread_pool pool(one_worker());
-  const int rounds = fibers_test::sanitized() ? 100 : 400;
-  std::atomic<int> ended{0};
-  for (int round = 0; round < rounds; ++round) {
-    auto* ch = new pf::channel<int>(1);
-    std::stop_source source;
-    std::atomic<int> started{0};
-    auto cancellable = pool.spawn(source.get_token(), [&, ch] {
-      started.fetch_add(1);
-      try {
-        (void)ch->recv();
-      } catch (const pf::operation_cancelled&) {
-      }
-      ended.fetch_add(1);
-    });
-    REQUIRE(eventually([&] { return started.load() == 1; }));
-    auto plain = pool.spawn([&, ch] {
-      started.fetch_add(1);
-      if (!ch->recv()) delete ch;  // closed: the last user tears it down
-      ended.fetch_add(1);
-    });
-    REQUIRE(eventually([&] { return started.load() == 2; }));
-    std::this_thread::sleep_for(std::chrono::microseconds(round % 50));
-    std::thread stopper([&] { source.request_stop(); });
-    ch->close();
-    stopper.join();
-    plain.join();
-    cancellable.join();
-  }
-  CHECK(ended.load() == 2 * rounds);
+TEST_CASE("cancellation: a stop after close() never reaches a channel its plain receiver destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  auto receive = [](pf::channel<int>& ch) { (void)ch.recv(); };
+  auto close = [](pf::channel<int>& ch) { ch.close(); };
+  CHECK(destroy_then_stop<pf::channel<int>>(receive, close, rounds) == rounds);
 }
 
-TEST_CASE("cancellation: a stop racing count_down never touches a latch its plain waiter destroyed") {
-  pf::thread_pool pool(one_worker());
-  const int rounds = fibers_test::sanitized() ? 100 : 400;
-  std::atomic<int> ended{0};
-  for (int round = 0; round < rounds; ++round) {
-    auto* l = new pf::latch(1);
-    std::stop_source source;
-    std::atomic<int> started{0};
-    auto cancellable = pool.spawn(source.get_token(), [&, l] {
-      started.fetch_add(1);
-      try {
-        l->wait();
-      } catch (const pf::operation_cancelled&) {
-      }
-      ended.fetch_add(1);
-    });
-    REQUIRE(eventually([&] { return started.load() == 1; }));
-    auto plain = pool.spawn([&, l] {
-      started.fetch_add(1);
-      l->wait();
-      delete l;
-      ended.fetch_add(1);
-    });
-    REQUIRE(eventually([&] { return started.load() == 2; }));
-    std::this_thread::sleep_for(std::chrono::microseconds(round % 50));
-    std::thread stopper([&] { source.request_stop(); });
-    l->count_down();
-    stopper.join();
-    plain.join();
-    cancellable.join();
-  }
-  CHECK(ended.load() == 2 * rounds);
+TEST_CASE("cancellation: a stop after count_down never reaches a latch its plain waiter destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  auto wait = [](pf::latch& l) { l.wait(); };
+  auto count_down = [](pf::latch& l) { l.count_down(); };
+  CHECK(destroy_then_stop<pf::latch>(wait, count_down, rounds) == rounds);
 }
