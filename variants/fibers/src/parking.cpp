@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // src/parking.cpp — waiting and waking: the protocol every fiber primitive is built on.
 #include <pools/fibers/detail/runtime.hpp>
+#include <pools/operation_cancelled.hpp>
 #include <pools/unhandled_exception.hpp>
+
+#include <utility>
 
 #include "scheduler.hpp"
 
@@ -55,11 +58,18 @@ void requeue_self(context* from, void*) noexcept {
 // The joiner runs the task itself: same effects as scheduler::run_task, minus the rendezvous,
 // since the only party that could be waiting is the caller. In a trace it is the task slice of
 // the queued entry (taken back from the deque, or claimed: that entry is later dropped unrun).
+// The child runs under its own stop token, not the joiner's: a task spawned without one reads
+// none, whether a worker or its joiner runs it (the one of a spawn(token, f) is set by its
+// callable, stop_scope.hpp).
 void run_inline(task_base& t) noexcept {
 #if POOLS_TRACE
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
 #endif
+  fiber_record* const self = current_fiber();
+  const std::stop_token* const joiner_token = self != nullptr ? self->stop_token : nullptr;
+  if (joiner_token != nullptr) self->stop_token = nullptr;
   t.run(t);
+  if (joiner_token != nullptr) self->stop_token = joiner_token;
   t.state.store(task_base::done_bit, std::memory_order_release);
   bump(current_worker()->completed);
 #if POOLS_TRACE
@@ -79,6 +89,23 @@ fiber_record* current_fiber() noexcept {
 scheduler* current_scheduler() noexcept {
   worker* w = current_worker();
   return w != nullptr ? w->sched : nullptr;
+}
+
+const std::stop_token* current_stop_token() noexcept {
+  const fiber_record* f = current_fiber();
+  return f != nullptr ? f->stop_token : nullptr;
+}
+
+const std::stop_token* exchange_stop_token(const std::stop_token* token) noexcept {
+  fiber_record* f = current_fiber();
+  return f != nullptr ? std::exchange(f->stop_token, token) : nullptr;
+}
+
+const std::stop_token* cancellation_point() {
+  const std::stop_token* token = current_stop_token();
+  if (token == nullptr || !token->stop_possible()) return nullptr;
+  if (token->stop_requested()) throw operation_cancelled();
+  return token;
 }
 
 void submit(scheduler& s, task_base* t) {
@@ -150,8 +177,28 @@ void yield_fiber() {
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
+  const std::stop_token* stop = cancellation_point();  // stopped: throws, also for a past deadline
   if (deadline <= clock_now()) return;
   waiter me(deadline);  // may throw std::bad_alloc (its timer's entry): nothing refers to it yet
+  if (stop != nullptr) {
+    // A cancellable sleep is a timed wait on a primitive of its own, which only the stop
+    // callback ever wakes (waiter.hpp has the handshake).
+    pools::spinlock gate;
+    wait_queue queue;
+    me.watch_stop(stop, gate, queue);
+    std::unique_lock lock(gate);
+    if (me.stop_requested()) {
+      lock.unlock();
+      me.on_stop.reset();  // before `queue` and `gate` go: the callback may be on its way to them
+      throw operation_cancelled();
+    }
+    queue.push_back(me);
+    // Woken by the "primitive": the stop took it out. park_until deregistered the callback.
+    if (park_until(me, lock, deadline, "sleep", nullptr)) throw operation_cancelled();
+    std::lock_guard again(gate);
+    queue.erase(me);  // timed out: still queued
+    return;
+  }
   if (simulation* sim = me.fiber->owner->simulated()) {
     // A timer of the virtual clock. One thread runs everything, so it can be armed before the
     // switch: nothing can fire it until this step has ended.
@@ -161,7 +208,7 @@ void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {
   }
   timed_park p{&me, nullptr};
   suspend_current({&arm_timer, &p});
-  // Only the timer can claim a sleeper, and it has disarmed itself before waking us.
+  // Only the timer can claim a sleeper under no token, and it has disarmed itself before waking us.
 }
 
 // ---- waiter.hpp ------------------------------------------------------------------------------
@@ -175,6 +222,22 @@ waiter::waiter(std::chrono::steady_clock::time_point deadline) : waiter() {
   // only a fiber of a real pool files an entry in its scheduler's timer queue.
   if (fiber != nullptr && fiber->owner->simulated() == nullptr)
     timer_entry = timer_queue::make_node(*this, deadline);
+}
+
+void waiter::watch_stop(const std::stop_token* token, pools::spinlock& lock, wait_queue& queue) {
+  stop_token = token;
+  if (token != nullptr) on_stop.emplace(*token, stop_waker{this, &lock, &queue});
+}
+
+void stop_waker::operator()() const noexcept {
+  std::unique_lock guard(*lock);
+  // Not queued: not yet (the waiter checks the token under this lock before it queues) or no
+  // longer (a waker took it). Queued but claimed: a timer took it, and the waiter erases itself.
+  if (!w->linked || !w->try_claim()) return;
+  queue->erase(*w);
+  w->cancelled = true;
+  guard.unlock();
+  wake(*w);  // the last touch of the waiter: it deregisters this callback before it goes on
 }
 
 void wake(waiter& w) noexcept {
@@ -197,6 +260,7 @@ void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, 
   if (w.fiber != nullptr) {
     if (simulation* sim = w.fiber->owner->simulated()) sim->waits_on(what, object);
     suspend_current({&unlock_spinlock, l});
+    w.on_stop.reset();  // waits for a stop callback still running elsewhere (it finds w taken)
   } else {
     l->unlock();
     w.parker->wait();
@@ -213,12 +277,14 @@ bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
       sim->waits_on(what, object);
       sim->arm_timer(w, deadline);
       suspend_current({&unlock_spinlock, l});
+      w.on_stop.reset();
       if (w.timed_out) return false;
       sim->cancel_timer(w);
       return true;
     }
     timed_park p{&w, l};  // w.timer_entry, made by waiter(deadline) before w was queued
     suspend_current({&arm_timer, &p});
+    w.on_stop.reset();  // as in park()
     if (w.timed_out) return false;
     w.fiber->owner->timers().cancel(w);  // woken by the primitive: the timer must not outlive w
     return true;

@@ -42,6 +42,7 @@
 // arrival; await_suspend rethrows, and the co_await throws that exception.
 #pragma once
 
+#include <pools/blocking_call.hpp>
 #include <pools/coroutines/detail/resumer.hpp>
 #include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/task.hpp>
@@ -59,30 +60,16 @@
 
 namespace pools::coroutines {
 
-/// The blocking pool destroyed the offloaded call without running it.
-class offload_dropped : public std::runtime_error {
- public:
-  offload_dropped()
-      : std::runtime_error(
-            "pools::coroutines::offload: the blocking pool destroyed the call unrun (it was paused when "
-            "destroyed, or purged)") {}
-};
-
-namespace detail {
-template <class F>
-using offload_result_t =
-    typename std::conditional_t<std::is_invocable_v<F&, std::stop_token>,
-                                std::invoke_result<F&, std::stop_token>, std::invoke_result<F&>>::type;
-}  // namespace detail
+/// The blocking pool destroyed the offloaded call without running it (pools/blocking_call.hpp,
+/// shared with the fibers' offload).
+using pools::offload_dropped;
 
 template <pools::Executor Pool, class F>
 class [[nodiscard]] offload_awaitable {
  public:
-  using result_type = detail::offload_result_t<F>;
-  static_assert(!std::is_reference_v<result_type>,
-                "offload: fn must return a value or void, not a reference");
+  using result_type = typename pools::detail::blocking_call<F>::result_type;
 
-  offload_awaitable(Pool& pool, F fn) : pool_(pool), fn_(std::move(fn)) {}
+  offload_awaitable(Pool& pool, F fn) : pool_(pool), call_(std::move(fn)) {}
   offload_awaitable(const offload_awaitable&) = delete;  // the posted job points at it
   offload_awaitable& operator=(const offload_awaitable&) = delete;
 
@@ -90,9 +77,9 @@ class [[nodiscard]] offload_awaitable {
 
   template <class Promise>
   bool await_suspend(std::coroutine_handle<Promise> h) {
-    token_ = detail::stop_token_of(h);
-    if (stopped()) {
-      outcome_ = outcome::cancelled;
+    call_.watch(detail::stop_token_of(h));
+    if (call_.stopped()) {
+      call_.cancel();
       return false;
     }
     resumer_.capture(h, "offload", this);
@@ -103,23 +90,10 @@ class [[nodiscard]] offload_awaitable {
     return arrivals_.fetch_add(1, std::memory_order_acq_rel) == 0;
   }
 
-  result_type await_resume() {
-    switch (outcome_) {
-      case outcome::cancelled:
-        throw operation_cancelled();
-      case outcome::dropped:
-        throw offload_dropped();
-      case outcome::error:
-        std::rethrow_exception(error_);
-      case outcome::value:
-        break;
-    }
-    if constexpr (!std::is_void_v<result_type>) return std::move(*value_);
-  }
+  /// fn's value, or what fn threw; operation_cancelled or offload_dropped (see above).
+  result_type await_resume() { return call_.result(); }
 
  private:
-  enum class outcome { value, error, cancelled, dropped };
-
   // The callable posted to the blocking pool. Move-only; destroyed unrun, it reports `dropped`.
   class job {
    public:
@@ -127,46 +101,22 @@ class [[nodiscard]] offload_awaitable {
     job(job&& other) noexcept : self_(std::exchange(other.self_, nullptr)) {}
     job& operator=(job&&) = delete;
     ~job() {
-      if (self_ != nullptr) self_->finish(outcome::dropped);
+      if (self_ != nullptr) {
+        self_->call_.drop();
+        self_->arrive();
+      }
     }
-    void operator()() { std::exchange(self_, nullptr)->run(); }
+    void operator()() {
+      offload_awaitable* self = std::exchange(self_, nullptr);
+      self->call_.run();  // on the blocking pool's thread; never throws
+      self->arrive();
+    }
 
    private:
     offload_awaitable* self_;
   };
 
-  bool stopped() const noexcept { return token_ != nullptr && token_->stop_requested(); }
-
-  // On the blocking pool's thread.
-  void run() noexcept {
-    if (stopped()) {  // stopped while queued: fn is not run
-      finish(outcome::cancelled);
-      return;
-    }
-    try {
-      if constexpr (std::is_void_v<result_type>) {
-        call();
-      } else {
-        value_.emplace(call());
-      }
-      outcome_ = outcome::value;
-    } catch (...) {
-      error_ = std::current_exception();
-      outcome_ = outcome::error;
-    }
-    finish(stopped() ? outcome::cancelled : outcome_);  // stopped while running: the result is dropped
-  }
-
-  result_type call() {
-    if constexpr (std::is_invocable_v<F&, std::stop_token>) {
-      return std::invoke(fn_, token_ != nullptr ? *token_ : std::stop_token{});
-    } else {
-      return std::invoke(fn_);
-    }
-  }
-
-  void finish(outcome o) noexcept {
-    outcome_ = o;
+  void arrive() noexcept {
     // acq_rel: release publishes the outcome and the result to the side that goes on; acquire,
     // when await_suspend arrived first, orders this thread's resume after its last touch of the
     // frame. Arriving first, this thread touches nothing after the fetch_add: the coroutine may
@@ -175,13 +125,9 @@ class [[nodiscard]] offload_awaitable {
   }
 
   Pool& pool_;
-  F fn_;
-  const std::stop_token* token_ = nullptr;  // the awaiting task's; lives in an ancestor's frame
+  pools::detail::blocking_call<F> call_;  // fn, the awaiting task's token, the outcome and result
   detail::resumer resumer_;
   std::atomic<unsigned> arrivals_{0};
-  outcome outcome_ = outcome::value;
-  std::optional<std::conditional_t<std::is_void_v<result_type>, char, result_type>> value_;
-  std::exception_ptr error_;
 };
 
 /// `co_await offload(pool, fn)`: runs fn() (or fn(stop_token)) on `pool` and returns its value

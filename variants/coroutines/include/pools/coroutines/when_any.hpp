@@ -26,6 +26,7 @@
 #include <pools/coroutines/stop_token.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/coroutines/when_all.hpp>
+#include <pools/when_any_result.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -40,48 +41,15 @@
 namespace pools::coroutines {
 
 /// What when_any returns: which task won (its position in the argument list or vector) and its
-/// value.
-template <class T>
-struct when_any_result {
-  std::size_t index;
-  T value;
-};
-
-template <>
-struct when_any_result<void> {
-  std::size_t index;
-};
+/// value (pools/when_any_result.hpp, shared with the fibers' when_any).
+using pools::when_any_result;
 
 namespace detail {
 
+// The election of the winner, its result and the stop of the others: pools/when_any_result.hpp.
 template <class T>
-class any_state {
- public:
-  explicit any_state(const std::stop_token* parent) : stop_(parent) {}
-
-  const std::stop_token& token() const noexcept { return stop_.token(); }
-
-  /// True for the first caller only: that racer is the winner and stores its result, then stops
-  /// the others. relaxed: the exchange only elects (exchanges of one atomic are totally ordered,
-  /// so exactly one caller sees false). The winner's result reaches the when_any coroutine through
-  /// the when_all join (acq_rel countdown, join_state.hpp), as any child's result does.
-  bool claim(std::size_t index) noexcept {
-    if (decided_.exchange(true, std::memory_order_relaxed)) return false;
-    winner_ = index;
-    return true;
-  }
-  void stop_others() noexcept { stop_.request_stop(); }
-
-  std::size_t winner_ = 0;
-  std::optional<T> value_;  // T = void: never engaged
-  std::exception_ptr error_;
-
- private:
-  std::atomic<bool> decided_{false};
-  linked_stop_source stop_;
-};
-
-struct no_value {};
+using any_state = pools::detail::race_state<T>;
+using pools::detail::no_value;
 
 template <class T>
 task<void> race(task<T> t, any_state<std::conditional_t<std::is_void_v<T>, no_value, T>>& state,
@@ -125,12 +93,7 @@ task<when_any_result<T>> when_any(std::vector<task<T>> tasks) {
   for (std::size_t i = 0; i < tasks.size(); ++i)
     racers.push_back(detail::race(std::move(tasks[i]), state, i));
   co_await when_all(std::move(racers));  // racers never throw: every task has finished here
-  if (state.error_) std::rethrow_exception(state.error_);
-  if constexpr (std::is_void_v<T>) {
-    co_return when_any_result<void>{state.winner_};
-  } else {
-    co_return when_any_result<T>{state.winner_, std::move(*state.value_)};
-  }
+  co_return state.template result<T>();
 }
 
 /// As above for tasks given one by one (of one result type).

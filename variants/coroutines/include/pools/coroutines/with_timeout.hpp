@@ -31,13 +31,9 @@
 
 namespace pools::coroutines {
 
-/// Thrown by with_timeout when the deadline passed before the task finished.
-class timed_out : public operation_cancelled {
- public:
-  const char* what() const noexcept override {
-    return "pools::coroutines::with_timeout: the deadline passed before the task finished";
-  }
-};
+/// Thrown by with_timeout when the deadline passed before the task finished: an
+/// operation_cancelled (pools/operation_cancelled.hpp, shared with the fibers' with_timeout).
+using pools::timed_out;
 
 namespace detail {
 // The other racer of with_timeout: never returns a value; throws timed_out after `delay`, or

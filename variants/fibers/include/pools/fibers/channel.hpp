@@ -14,9 +14,19 @@
 //
 // T must be nothrow-move-constructible: a value moved under the lock must not be able to throw
 // half-way through a hand-over.
+//
+// Cancellation: on a fiber whose stop token (this_fiber::get_stop_token()) is stopped, send() and
+// recv() throw operation_cancelled — at once when it is stopped before they start (nothing is
+// sent or taken, even with room or a value there), or when the stop comes while they wait (the
+// value is not sent; nothing is taken). The stop and a channel operation may reach a waiter at
+// the same moment: both take it out of its queue under the channel's lock, and the one that finds
+// it there wins (detail/waiter.hpp), so a value is either handed over or the wait is cancelled,
+// never both. try_send, try_recv and close never wait and ignore the token.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <cstddef>
@@ -44,7 +54,10 @@ class channel {
   /// Waits until the value is taken (unbuffered), or buffered. `closed` if the channel is or
   /// becomes closed first (the value is then dropped).
   channel_op_status send(T value) {
+    waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, senders_);  // throws when already stopped
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
@@ -56,11 +69,11 @@ class channel {
       buffer_.push_back(std::move(value));
       return channel_op_status::success;
     }
-    waiter me;
     me.value = &value;
     senders_.push_back(me);
     detail::park(me, guard, "channel send", this);
-    return me.status;  // written by the receiver or by close() before it woke us
+    if (me.cancelled) throw operation_cancelled();  // the value was not sent
+    return me.status;                               // written by the receiver or by close() before it woke us
   }
 
   /// Never waits: `full` (value left untouched) when it would, `closed` when closed.
@@ -82,15 +95,18 @@ class channel {
 
   /// Waits for a value; nullopt when the channel is closed and no value is left.
   std::optional<T> recv() {
+    waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, receivers_);  // throws when already stopped
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();
     std::optional<T> v;
     if (take_locked(v, guard)) return v;
     if (closed_) return std::nullopt;
-    waiter me;
     me.slot = &v;
     receivers_.push_back(me);
     detail::park(me, guard, "channel recv", this);
-    return v;  // filled by a sender, or left empty by close()
+    if (me.cancelled) throw operation_cancelled();  // nothing was taken
+    return v;                                       // filled by a sender, or left empty by close()
   }
 
   /// Never waits: `empty` when it would, `closed` when closed and drained.
@@ -115,6 +131,8 @@ class channel {
     for (detail::waiter* w = s; w != nullptr; w = w->next)
       static_cast<waiter*>(w)->status = channel_op_status::closed;
     guard.unlock();
+    detail::drop_stop_callbacks(s);  // both lists' before anyone runs: a woken sender may destroy
+    detail::drop_stop_callbacks(r);  // the channel while a receiver's callback heads for its lock
     detail::wake_all(s);
     detail::wake_all(r);
   }

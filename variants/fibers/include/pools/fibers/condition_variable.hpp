@@ -6,10 +6,16 @@
 // user's mutex is released, under the condition variable's own lock, so a notify between the
 // unlock and the suspension cannot be lost. Timed waits are served by the pool's timer queue
 // (for fibers) or by the thread's own timed wait (for plain threads).
+//
+// Every wait is cancellable: on a fiber whose stop token (this_fiber::get_stop_token()) is stopped
+// before a notify reaches it, it throws operation_cancelled — with `lock` held again, as after any
+// return, so the caller's lock guard stays right. The re-lock itself is not cancellable.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
 #include <pools/fibers/mutex.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <chrono>
@@ -40,11 +46,14 @@ class condition_variable {
 
   void wait(std::unique_lock<mutex>& lock) {
     detail::waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();  // `lock` is still held
     waiters_.push_back(me);
     lock.unlock();
     detail::park(me, guard, "condition_variable", this);
     lock.lock();
+    if (me.cancelled) throw operation_cancelled();
   }
 
   template <class Predicate>
@@ -56,8 +65,11 @@ class condition_variable {
   std::cv_status wait_until(std::unique_lock<mutex>& lock,
                             const std::chrono::time_point<Clock, Duration>& deadline) {
     const auto until = detail::to_steady(deadline);
+    const std::stop_token* stop = detail::cancellation_point();  // throws when already stopped
     detail::waiter me(until);  // may throw std::bad_alloc, before `me` is queued or `lock` released
+    me.watch_stop(stop, guard_, waiters_);
     std::unique_lock guard(guard_);
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     lock.unlock();
     const bool notified = detail::park_until(me, guard, until, "condition_variable", this);
@@ -66,6 +78,7 @@ class condition_variable {
       waiters_.erase(me);  // still queued unless a notify popped it and lost the claim to the timer
     }
     lock.lock();
+    if (me.cancelled) throw operation_cancelled();  // the stop took it out of the queue
     return notified ? std::cv_status::no_timeout : std::cv_status::timeout;
   }
 

@@ -6,9 +6,16 @@
 // wait() suspend the calling fiber instead of blocking its worker. Usable across pools and from
 // plain threads. The shared state is reference-counted (std::shared_ptr): either side may go
 // first. A promise destroyed without a value stores broken_promise, so no reader waits forever.
+//
+// get(), wait(), wait_for() and wait_until() are cancellable: on a fiber whose stop token
+// (this_fiber::get_stop_token()) is stopped before the result is ready, they throw
+// operation_cancelled and the future stays valid (get() can be called again). A ready result is
+// returned whatever the token: there is nothing to wait for.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <chrono>
@@ -59,20 +66,30 @@ class shared_state {
   }
 
   void wait() {
+    if (ready()) return;
+    waiter me;
+    me.watch_stop(cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
     if (ready_) return;
-    waiter me;
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     park(me, guard, "future", this);
+    if (me.cancelled) throw operation_cancelled();
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
     if (ready()) return true;
+    const std::stop_token* stop = cancellation_point();  // throws when already stopped
     waiter me(deadline);  // may throw std::bad_alloc; made outside the spinlock: it allocates
+    me.watch_stop(stop, guard_, waiters_);
     std::unique_lock guard(guard_);
     if (ready_) return true;
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
-    if (park_until(me, guard, deadline, "future", this)) return true;
+    if (park_until(me, guard, deadline, "future", this)) {
+      if (me.cancelled) throw operation_cancelled();
+      return true;
+    }
     std::lock_guard again(guard_);
     waiters_.erase(me);
     return ready_;
@@ -122,11 +139,12 @@ class future {
   bool valid() const noexcept { return state_ != nullptr; }
   bool is_ready() const { return state().ready(); }
 
-  /// Waits for the result and returns it (rethrows a stored exception). Invalidates the future.
+  /// Waits for the result and returns it (rethrows a stored exception). Invalidates the future,
+  /// unless the wait is cancelled (operation_cancelled): then it stays valid.
   T get() {
+    if (!state_) throw std::future_error(std::future_errc::no_state);
+    state_->wait();
     auto s = std::move(state_);
-    if (!s) throw std::future_error(std::future_errc::no_state);
-    s->wait();
     if constexpr (std::is_void_v<T>) {
       s->take();
     } else {

@@ -8,7 +8,9 @@
 // afterwards, so a waiter that sees zero (under the lock) can never outrun it.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <cstddef>
@@ -49,12 +51,18 @@ class latch {
     return count_ == 0;
   }
 
+  /// Cancellable (this_fiber::get_stop_token()): throws operation_cancelled when the fiber's
+  /// token is stopped before the count reaches zero (a zero count returns at once).
   void wait() const {
+    if (try_wait()) return;
+    detail::waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
-    detail::waiter me;
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     detail::park(me, guard, "latch", this);
+    if (me.cancelled) throw operation_cancelled();
   }
 
   void arrive_and_wait(std::ptrdiff_t n = 1) {

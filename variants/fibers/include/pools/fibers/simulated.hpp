@@ -57,6 +57,7 @@
 // std::future::get(), this_thread::sleep_for): they block the one thread every fiber runs on.
 #pragma once
 
+#include <pools/fibers/detail/stop_scope.hpp>
 #include <pools/fibers/detail/task.hpp>
 #include <pools/fibers/join_handle.hpp>
 #include <pools/fibers/stack_pool.hpp>
@@ -65,6 +66,7 @@
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -97,6 +99,14 @@ class simulated {
     auto* t = new detail::task<std::decay_t<F>, R, true>(scheduler(), true, std::forward<F>(f));
     start(t, name, false);
     return join_handle<R>(t);
+  }
+
+  /// spawn(f, name) under `token` (this_fiber.hpp: the fiber's stop token).
+  template <class F>
+    requires std::is_invocable_v<std::decay_t<F>>
+  auto spawn(std::stop_token token, F&& f, const std::string& name = {})
+      -> join_handle<std::invoke_result_t<std::decay_t<F>>> {
+    return spawn(detail::stop_scope<std::decay_t<F>>{std::move(token), std::forward<F>(f)}, name);
   }
 
   /// pools::Executor: f() runs once as a detached fiber ("post <n>").

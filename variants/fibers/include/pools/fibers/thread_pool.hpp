@@ -21,9 +21,12 @@
 //  * Destroying the pool from one of its own fibers is a programming error and aborts.
 //  * A fiber may change threads at any suspension point: do not keep a thread_local's address,
 //    or a std::mutex, across one (a fiber holding a std::mutex while it waits blocks a worker).
+//  * spawn(token, f) and post(token, f) run f under a stop token (this_fiber.hpp): its
+//    cancellable waits throw operation_cancelled once the token is stopped.
 #pragma once
 
 #include <pools/fibers/detail/runtime.hpp>
+#include <pools/fibers/detail/stop_scope.hpp>
 #include <pools/fibers/detail/task.hpp>
 #include <pools/fibers/join_handle.hpp>
 #include <pools/fibers/stack_pool.hpp>
@@ -33,6 +36,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -79,12 +83,27 @@ class thread_pool {
     return join_handle<R>(t);
   }
 
+  /// spawn(f) under `token`: f and everything it calls read it (this_fiber::get_stop_token()),
+  /// and their cancellable waits throw operation_cancelled once it is stopped.
+  template <class F>
+    requires std::is_invocable_v<std::decay_t<F>>
+  auto spawn(std::stop_token token, F&& f) -> join_handle<std::invoke_result_t<std::decay_t<F>>> {
+    return spawn(detail::stop_scope<std::decay_t<F>>{std::move(token), std::forward<F>(f)});
+  }
+
   /// pools::Executor: runs f() once as a detached fiber; an exception goes to
   /// pools::report_unhandled_exception.
   template <class F>
     requires std::is_invocable_v<std::decay_t<F>&>
   void post(F&& f) {
     submit_or_delete(new detail::task<std::decay_t<F>, void, false>(*scheduler_, false, std::forward<F>(f)));
+  }
+
+  /// post(f) under `token`, as spawn(token, f).
+  template <class F>
+    requires std::is_invocable_v<std::decay_t<F>&>
+  void post(std::stop_token token, F&& f) {
+    post(detail::stop_scope<std::decay_t<F>>{std::move(token), std::forward<F>(f)});
   }
 
   /// Runs f() as a fiber of this pool and returns its result (or rethrows). From a plain thread

@@ -6,7 +6,9 @@
 // argument is the latch's (latch.hpp): wait() checks under the lock.
 #pragma once
 
+#include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/waiter.hpp>
+#include <pools/fibers/operation_cancelled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <cstddef>
@@ -45,12 +47,18 @@ class wait_group {
     detail::wake_all(list);
   }
 
+  /// Cancellable, as latch::wait: throws operation_cancelled when the fiber's stop token is
+  /// stopped before the count reaches zero.
   void wait() {
+    if (count() == 0) return;
+    detail::waiter me;
+    me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
-    detail::waiter me;
+    if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
     detail::park(me, guard, "wait_group", this);
+    if (me.cancelled) throw operation_cancelled();
   }
 
   std::ptrdiff_t count() const noexcept {

@@ -6,6 +6,7 @@
 #include <pools/fibers/stack_pool.hpp>
 
 #include <cstddef>
+#include <stop_token>
 
 namespace pools::fibers::detail {
 
@@ -55,6 +56,11 @@ struct fiber_record final : context {
   // a queue could not grow (out of memory) waits there, on a list that allocates nothing.
   fiber_record* next_overflow = nullptr;
   bool exit_requested = false;  // set at shutdown: leave the loop and end
+  // The stop token of the task running on this fiber (this_fiber::get_stop_token()), or nullptr:
+  // it lives in that task (spawn(token, f)). Per fiber, not per thread: a suspended task keeps
+  // it when it resumes elsewhere. A task run inline by a joiner swaps it for its own
+  // (parking.cpp, run_inline), and between tasks it is nullptr.
+  const std::stop_token* stop_token = nullptr;
 };
 
 }  // namespace pools::fibers::detail

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <stop_token>
 
 namespace pools::fibers::detail {
 
@@ -32,6 +33,20 @@ void wait_for_task(task_base& t);
 
 /// Gives up the handle's claim on the result; reports the error of an already-finished task.
 void detach_task(task_base& t) noexcept;
+
+/// The stop token of the task running on the calling fiber, or nullptr: on a plain thread, or in
+/// a task started without one (this_fiber.hpp, get_stop_token).
+const std::stop_token* current_stop_token() noexcept;
+
+/// Makes `token` the calling fiber's stop token and returns the one it replaces: a task started
+/// with spawn(token, f) runs f between two calls (stop_scope, thread_pool.hpp). No effect off a
+/// fiber.
+const std::stop_token* exchange_stop_token(const std::stop_token* token) noexcept;
+
+/// A cancellation point: throws operation_cancelled when the calling fiber's stop token is
+/// stopped; otherwise returns the token a wait that follows should watch (waiter::stop_token),
+/// nullptr when none can stop it.
+const std::stop_token* cancellation_point();
 
 void yield_fiber();
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline);

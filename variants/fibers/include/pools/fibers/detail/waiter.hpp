@@ -17,6 +17,23 @@
 // timer. `claimed` picks exactly one: whoever flips it first wakes the waiter; the loser leaves
 // it alone. Each side flips it while holding its own lock (primitive or timer queue), so once
 // the woken waiter has taken both locks, no one touches it any more and it may be destroyed.
+//
+// A cancellable wait (channel, future, condition_variable, latch, wait_group, sleep) has a third
+// waker: a std::stop_callback on the fiber's stop token (stop_waker), the handshake the coroutines'
+// waits use (docs/cancellation.md, "Exactly one resumes"):
+//
+//   waiter:  watch_stop() registers the callback; lock; stop_requested()? throw, not queued;
+//            enqueue; park. After park, the callback is deregistered (waiting for one still
+//            running elsewhere) before the waiter reads its result.
+//   stop:    lock; waiter queued and claimable? unlink it, set `cancelled`; unlock; wake(w).
+//
+// Registering before the lock and checking the token under it closes the gap: a stop before the
+// check is seen by it (the stop flag is set before any callback runs); a stop after it finds the
+// waiter queued. A cancelled waiter was unlinked by the callback, so it never touches the
+// primitive again. The callback does touch the primitive (its lock), so a waker that wakes
+// several waiters (wake_all: close, notify_all, the last count_down, a promise's value) first
+// deregisters the callbacks of all it took, outside the lock: after that none can be on its way
+// to the primitive when a woken waiter destroys it (a latch's last waiter often does).
 #pragma once
 
 #include <pools/spinlock.hpp>
@@ -27,6 +44,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 
 namespace pools::fibers::detail {
@@ -62,6 +80,18 @@ class thread_parker {
 
 using timer_map = std::multimap<std::chrono::steady_clock::time_point, waiter*>;
 
+class wait_queue;
+
+/// What a cancellable wait registers on its stop token: under the primitive's lock, takes the
+/// waiter out of its queue if it is still there and claimable, sets `cancelled`, and wakes it.
+/// parking.cpp.
+struct stop_waker {
+  waiter* w;
+  pools::spinlock* lock;  // the primitive's
+  wait_queue* queue;      // the queue the waiter waits in
+  void operator()() const noexcept;
+};
+
 struct waiter {
   /// Binds to the calling fiber, or prepares a parker when the caller is not a fiber.
   waiter();
@@ -86,6 +116,19 @@ struct waiter {
   bool timer_armed = false;  // guarded by the timer queue's lock
   timer_map::iterator timer_position{};
   timer_map::node_type timer_entry{};  // made by the timed constructor; moved into the timer queue
+
+  /// A cancellable wait, before taking the primitive's `lock`: watches `token` (from
+  /// cancellation_point(); nullptr: nothing to watch) for a stop while the waiter is in `queue`.
+  /// The callback may run at once, on this thread: it finds the waiter not queued.
+  void watch_stop(const std::stop_token* token, pools::spinlock& lock, wait_queue& queue);
+  /// Under the primitive's lock, before queueing: a stop came since watch_stop(). The caller then
+  /// gives up (operation_cancelled) without waiting.
+  bool stop_requested() const noexcept { return stop_token != nullptr && stop_token->stop_requested(); }
+
+  const std::stop_token* stop_token = nullptr;
+  bool cancelled = false;  // set by the stop callback, under the primitive's lock, when it took w
+  // Declared last: destroyed first, so a callback never sees a half-destroyed waiter.
+  std::optional<std::stop_callback<stop_waker>> on_stop;
 };
 
 /// An intrusive FIFO of waiters; every operation requires the owning primitive's lock.
@@ -146,8 +189,18 @@ class wait_queue {
 /// may be destroyed as soon as this starts; it is not touched afterwards.
 void wake(waiter& w) noexcept;
 
-/// wake() for a list from take_all_claimed(); reads each link before waking its owner.
+/// Deregisters the stop callbacks of a list from take_all_claimed(), after the lock is released
+/// (a callback may be waiting for it): see the top of this file. wake_all() does it first; a
+/// waker of two lists (channel::close) does it for both before it wakes either.
+inline void drop_stop_callbacks(waiter* list) noexcept {
+  for (waiter* w = list; w != nullptr; w = w->next) w->on_stop.reset();
+}
+
+/// wake() for a list from take_all_claimed(), after the lock is released; reads each link before
+/// waking its owner. The stop callbacks of all of them go first: none may still be on its way to
+/// the primitive's lock once any of them runs again (and perhaps destroys the primitive).
 inline void wake_all(waiter* list) noexcept {
+  drop_stop_callbacks(list);
   while (list != nullptr) {
     waiter* next = list->next;
     wake(*list);
@@ -158,13 +211,15 @@ inline void wake_all(waiter* list) noexcept {
 /// Blocks until wake(w). `lock` holds the primitive's spinlock, in which `w` is enqueued (and
 /// claimable); it is released here and not re-acquired. `what` and `object` name the primitive
 /// ("mutex", this): a simulated run's deadlock report says what each stuck fiber waits on
-/// (pools/fibers/simulated.hpp); a real pool ignores them.
+/// (pools/fibers/simulated.hpp); a real pool ignores them. A cancellable wait (watch_stop) may be
+/// ended by the stop: w.cancelled is then true and `w` is out of the queue; the callback is
+/// deregistered before this returns.
 void park(waiter& w, std::unique_lock<pools::spinlock>& lock, const char* what, const void* object);
 
 /// park() with a deadline, for a waiter made with it (waiter(deadline)). Returns true when woken
-/// by the primitive, false on timeout; on timeout the caller must re-take its lock and erase `w`
-/// from its queue (it may still be linked). Never throws on a real pool: what it allocates was
-/// allocated by waiter(deadline).
+/// by the primitive (or the stop: w.cancelled), false on timeout; on timeout the caller must
+/// re-take its lock and erase `w` from its queue (it may still be linked). Never throws on a real pool: what
+/// it allocates was allocated by waiter(deadline).
 bool park_until(waiter& w, std::unique_lock<pools::spinlock>& lock,
                 std::chrono::steady_clock::time_point deadline, const char* what, const void* object);
 
