@@ -11,8 +11,8 @@
 #                                solution has none)
 #
 # Tests, only while course/solutions/<id>/ exists (an instructor who deletes course/solutions/
-# hands out a tree without them). Each grades as the graders do (scripts/grade_run.py selftest):
-# the static check of the files (scripts/grade_static.py), then the check scored on the exercise's
+# hands out a tree without them). Each grades as the graders do (course/tools/grade_run.py selftest):
+# the static check of the files (course/tools/grade_static.py), then the check scored on the exercise's
 # fixed rubric (course/exercises/<id>/rubric.json) through the check's result channel:
 #   exercise_<id>_start_fails    the starting point scores at most 25 % of the code points and
 #                                shows EXPECT_FAILURE (the readable reason a student sees)
@@ -123,7 +123,7 @@ function(pools_add_exercise id)
       get_filename_component(cheat ${cheat_dir} NAME)
       # EXPECT: the regex on its first line; "build: no" for a cheat that must not even compile
       # (its own copy of a given type): only the static check runs; "run: REGEX" for a forged
-      # verdict the result channel must also refuse when the program runs (scripts/grade_run.py).
+      # verdict the result channel must also refuse when the program runs (course/tools/grade_run.py).
       file(STRINGS ${cheat_dir}/EXPECT expect_lines)
       list(GET expect_lines 0 expect)
       if("build: no" IN_LIST expect_lines)
@@ -145,11 +145,11 @@ function(pools_add_exercise id)
     # Graded in the GCC release build, as scripts/grade-exercise.sh does.
     return()
   endif()
-  # Each test grades the way the graders do (scripts/grade_run.py selftest): the static check of the
-  # files (scripts/grade_static.py), then the check program scored on the exercise's rubric.json
+  # Each test grades the way the graders do (course/tools/grade_run.py selftest): the static check of the
+  # files (course/tools/grade_static.py), then the check program scored on the exercise's rubric.json
   # through its result channel.
   # Under an emulator (the arm64 preset) grade_run.py runs the program through POOLS_TEST_EMULATOR.
-  set(_selftest python3 ${POOLS_ROOT}/scripts/grade_run.py selftest ${id})
+  set(_selftest python3 ${POOLS_ROOT}/course/tools/grade_run.py selftest ${id})
   add_test(NAME exercise_${id}_start_fails
            COMMAND ${_selftest} ${start_dir} $<TARGET_FILE:exercise_${id}> start --timeout ${arg_TIMEOUT})
   add_test(NAME exercise_${id}_solution

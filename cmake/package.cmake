@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # package.cmake — `cpack -G DEB` in a build tree: the Debian package libpools-dev of the installed
 # library (what cmake/install.cmake installs: headers, libraries, the CMake package pools).
-# scripts/check-deb.sh builds it (libraries only, static with PIC, installed under /usr) and, in a
+# examples/consumer/check-deb.sh builds it (libraries only, static with PIC, installed under /usr) and, in a
 # Debian 13 root, installs it and builds examples/consumer against it (docs/using-the-library.md).
 #
 # Depends names the Debian packages the installed components need, from what this build holds:

@@ -145,7 +145,7 @@ endfunction()
 
 # pools_add_trace_tests(<name> STEALS <yes|no> WORKLOAD <bench arguments>...)
 # With -DPOOLS_TRACE=ON: trace_<name> runs bench_<name> with --trace and checks the file
-# (scripts/trace-run.py, scripts/check-trace.py: Trace Event format, two worker tracks, tasks run =
+# (tests/trace-run.py, tests/check-trace.py: Trace Event format, two worker tracks, tasks run =
 # items posted, steal arrows when STEALS is yes, none when no, either when it is not given);
 # trace_<name>_textbook the same on the textbook pool, which has one shared queue and so never
 # steals. WORKLOAD defaults to "--workload fib --n 24" (textbook: --n 20).
@@ -170,7 +170,7 @@ function(pools_add_trace_tests name)
   elseif(arg_STEALS STREQUAL "no")
     set(_steals --no-steals)
   endif()
-  set(_run ${Python3_EXECUTABLE} ${POOLS_ROOT}/scripts/trace-run.py bench $<TARGET_FILE:bench_${name}>)
+  set(_run ${Python3_EXECUTABLE} ${POOLS_ROOT}/tests/trace-run.py bench $<TARGET_FILE:bench_${name}>)
   set(_out ${CMAKE_CURRENT_BINARY_DIR}/trace_${name})
   add_test(NAME trace_${name} COMMAND ${_run} ${_out}.json ${arg_WORKLOAD} --workers 2 ${_steals} --balanced)
   add_test(NAME trace_${name}_textbook
@@ -360,7 +360,7 @@ function(pools_add_variant name)
 
   # A textbook pool (include/pools/<name>/textbook_pool.hpp) must read in one sitting.
   if(POOLS_BUILD_TESTS AND EXISTS ${_src}/include/pools/${name}/textbook_pool.hpp)
-    add_test(NAME textbook_size_${name} COMMAND ${POOLS_ROOT}/scripts/check_textbook_size.sh ${_src} 150)
+    add_test(NAME textbook_size_${name} COMMAND ${POOLS_ROOT}/tests/check_textbook_size.sh ${_src} 150)
     set_tests_properties(textbook_size_${name} PROPERTIES TIMEOUT 60 LABELS "${name};textbook")
   endif()
 
@@ -390,7 +390,7 @@ endfunction()
 # pools_add_sim_program(<name> <source>): sim_<name>, a program with a seeded concurrency bug
 # written on the variant that calls it (pools::<variant>; pools/sim/measure.hpp's command line,
 # docs/testing-schedules.md), and its test sim_<name>_explore: PCT finds the bug within 1,000
-# seeds and prints the replay line (~0.1 s). In a copy of a variant (scripts/check_variant_copy.sh)
+# seeds and prints the replay line (~0.1 s). In a copy of a variant (tests/check_variant_copy.sh)
 # the name is taken already: the copy's program is sim_<variant>_<name>. Without POOLS_BUILD_TESTS
 # (a subproject, a libraries-only build) the program is defined but not part of `all`.
 function(pools_add_sim_program name source)

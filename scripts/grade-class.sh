@@ -17,7 +17,7 @@
 # stopped and marked so.
 #   02..07: scripts/grade-exercise.sh EXERCISE --isolated in the copy: the students' own command,
 #           the static check first, the build and the check as the user pools-grader in private
-#           namespaces with limits (scripts/grade-sandbox.sh; not root: limits only, said so).
+#           namespaces with limits (course/tools/grade-sandbox.sh; not root: limits only, said so).
 #   01:     scripts/grade.sh NAME --class: the conformance suite, rule by rule, in the release,
 #           asan and tsan builds of the student's pool alone (the verdict of the full card; no bench
 #           and no HTTP run, which compare and do not grade).
@@ -105,7 +105,7 @@ started=$SECONDS
 echo "grade-class: $id, ${#logins[@]} submissions from $subs, $jobs at once, into $out" >&2
 tree=$out/.tree
 rm -rf "$tree" "$out/.work"
-"$root/scripts/copy-tree.sh" "$root" "$tree" || { echo "grade-class.sh: cannot copy the tree" >&2; exit 1; }
+"$root/course/tools/copy-tree.sh" "$root" "$tree" || { echo "grade-class.sh: cannot copy the tree" >&2; exit 1; }
 rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/grade "$tree"/build*
 # Of the instructor's material, only the hidden tests stay (course/instructor/hidden/: workloads the
 # hand-out does not have, which the checks include when present).
@@ -118,7 +118,7 @@ grade_one() {
   mkdir -p "$dest" "$out/.work"
   cp -a "$tree" "$copy"
   export CCACHE_BASEDIR=$copy CCACHE_NOHASHDIR=1 POOLS_BUILD_JOBS=1
-  if ! "$root/scripts/place-submission.sh" "$id" "$sub" "$copy" "$name" >"$dest/output.txt" 2>&1; then
+  if ! "$root/course/tools/place-submission.sh" "$id" "$sub" "$copy" "$name" >"$dest/output.txt" 2>&1; then
     rc=1
   elif [[ $id == 01-first-pool ]]; then
     (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade.sh "$name" --class --out "$dest") >"$dest/output.txt" 2>&1

@@ -9,8 +9,8 @@
 # names the check program; this script configures the build folder if it is not configured yet,
 # builds exercise_ID there, runs it, and prints its requirements (ok / FAIL, with the reason) and
 # the verdict, then its score on the exercise's fixed rubric (course/exercises/ID/rubric.json). Before
-# building, the student's files pass the static check (scripts/grade_static.py); the score comes
-# from the check's result channel, not from what the program prints (scripts/grade_run.py). The
+# building, the student's files pass the static check (course/tools/grade_static.py); the score comes
+# from the check's result channel, not from what the program prints (course/tools/grade_run.py). The
 # preset is the exercise's: release, or asan / tsan when its pools_add_exercise
 # call says SANITIZER address / thread; --preset overrides it (e.g. --preset tsan, to run your
 # code under ThreadSanitizer too), --build-dir the folder (default: the preset's, build/ for
@@ -19,7 +19,7 @@
 # are kept in grade/ID/ (--out: another folder), for an instructor collecting a class's results.
 #
 # --isolated (scripts/grade-class.sh, Gradescope's run_autograder: a grader's run of someone else's
-# code): the build and the check run through scripts/grade-sandbox.sh, as the user pools-grader in
+# code): the build and the check run through course/tools/grade-sandbox.sh, as the user pools-grader in
 # private namespaces, everything read-only but the build folder (the check: not even that), no
 # network, with limits; not root: said on one line, and graded with the limits only.
 #
@@ -112,7 +112,7 @@ started=$SECONDS
 target=exercise_$id
 exe=$build_dir/course/exercises/$id/$target
 
-verdict() {  # PASS|FAIL: adds how it was graded to report.json (scripts/grade_run.py wrote it), exits
+verdict() {  # PASS|FAIL: adds how it was graded to report.json (course/tools/grade_run.py wrote it), exits
   local result=$1
   python3 - "$id" "$preset" "$build_dir" "$((SECONDS - started))" "$out" <<'PY'
 import json, sys
@@ -127,7 +127,7 @@ PY
   exit 1
 }
 zero() {  # REASON: no run (refused, or does not compile): every test of the rubric scores 0
-  python3 scripts/grade_run.py zero "$id" "$out" "$1" | tee -a "$out/output.txt"
+  python3 course/tools/grade_run.py zero "$id" "$out" "$1" | tee -a "$out/output.txt"
   verdict FAIL
 }
 
@@ -135,10 +135,10 @@ zero() {  # REASON: no run (refused, or does not compile): every test of the rub
 scripts/course-needs.sh "$id" || exit 1
 
 # The static check of the student's files, before anything of theirs is compiled
-# (scripts/grade_static.py: the headers, names and constructs a submission may not use).
+# (course/tools/grade_static.py: the headers, names and constructs a submission may not use).
 read -ra files <<<"$(tr '\n' ' ' <"$dir/CMakeLists.txt" |
   grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
-if ! python3 scripts/grade_static.py "$id" "${files[@]/#/$dir/}" >"$out/static.txt" 2>&1; then
+if ! python3 course/tools/grade_static.py "$id" "${files[@]/#/$dir/}" >"$out/static.txt" 2>&1; then
   sed 's/^/  FAIL  /' "$out/static.txt" | tee "$out/output.txt"
   zero "the static check refused the submission: $(head -1 "$out/static.txt")"
 fi
@@ -154,7 +154,7 @@ fi
 sandbox=()
 isolate_run=()
 if [[ $isolated -eq 1 ]]; then
-  sandbox=(scripts/grade-sandbox.sh --limits build --ccache --write "$build_dir" --)
+  sandbox=(course/tools/grade-sandbox.sh --limits build --ccache --write "$build_dir" --)
   isolate_run=(--isolated)
 fi
 if ! "${sandbox[@]}" cmake --build "$build_dir" --target "$target" -j "${POOLS_BUILD_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
@@ -170,9 +170,9 @@ if ! "${sandbox[@]}" cmake --build "$build_dir" --target "$target" -j "${POOLS_B
 fi
 
 # The check bounds every step itself; the time limit is the last resort for a hang it cannot see.
-# scripts/grade_run.py runs it with the result channel and scores it on the rubric: what the
+# course/tools/grade_run.py runs it with the result channel and scores it on the rubric: what the
 # program prints is shown (and kept in output.txt); the score comes from the channel only.
-python3 scripts/grade_run.py run "$id" "$exe" "$out" --timeout "$timeout_s" "${isolate_run[@]}"
+python3 course/tools/grade_run.py run "$id" "$exe" "$out" --timeout "$timeout_s" "${isolate_run[@]}"
 rc=$?
 [[ $rc -eq 0 ]] && verdict PASS
 verdict FAIL

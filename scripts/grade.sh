@@ -7,7 +7,7 @@
 # Builds variants/NAME under release, asan and tsan; runs its conformance suite one contract rule
 # at a time and names each rule that fails; runs a short bench and HTTP run beside the textbook
 # pools, the tuned pools, oneTBB and asio::thread_pool; writes grade/NAME/report.md and
-# report.json. Exit 0 only when conformance passes clean in all three builds. scripts/grade.py
+# report.json. Exit 0 only when conformance passes clean in all three builds. course/tools/grade.py
 # has the details.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +21,4 @@ py=python3
 for candidate in /usr/bin/python3 python3; do
   if "$candidate" -c 'import json' >/dev/null 2>&1; then py=$candidate; break; fi
 done
-exec "$py" scripts/grade.py "$@"
+exec "$py" course/tools/grade.py "$@"

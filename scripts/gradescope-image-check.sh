@@ -20,7 +20,7 @@
 #    the start scores at most 25 %, the solution full marks.
 # The root is a plain chroot: its / is no mount point, so the grader cannot make private namespaces
 # there, as in a container without CAP_SYS_ADMIN (Docker's default), and grades "partly isolated"
-# (scripts/grade-sandbox.sh); --namespaces binds the root onto itself first, as a container's
+# (course/tools/grade-sandbox.sh); --namespaces binds the root onto itself first, as a container's
 # root is, so the full isolation is what runs (a container allowed to make namespaces).
 # Steps 4 and 5 run in a cgroup limited to --cpus CPUs (default 2) and --memory MiB (default 3072),
 # the settings docs/course/instructor.md names; the peak memory of each step is its cgroup's

@@ -11,7 +11,7 @@
 #                    (so a student's grading compiles their file only)
 #   run_autograder   run per submission: copies the student's files from /autograder/submission/
 #                    into place, grades them with the students' own grader, and writes
-#                    /autograder/results/results.json (scripts/gradescope_results.py: the tests of
+#                    /autograder/results/results.json (course/tools/gradescope_results.py: the tests of
 #                    the exercise's fixed rubric with their max_score, scored from the check's
 #                    result channel; 0 on each, with the reason, when the static check refuses
 #                    the files or they do not compile)
@@ -41,7 +41,7 @@ zip=$(cd "$(dirname "$zip")" && pwd)/$(basename "$zip")
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-"$root/scripts/copy-tree.sh" "$root" "$stage/tree"
+"$root/course/tools/copy-tree.sh" "$root" "$stage/tree"
 rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/grade
 # Of the instructor's material, only the hidden tests stay (course/instructor/hidden/): the zip is
 # the instructor's, uploaded to Gradescope, never handed out.
@@ -94,9 +94,9 @@ else
   fi
   rm -rf "$ag/source/warmup" "$ag/source/warmup.log"
 fi
-# How run_autograder will isolate the student's code in this image (scripts/grade-sandbox.sh):
+# How run_autograder will isolate the student's code in this image (course/tools/grade-sandbox.sh):
 # one line in the image's build log for the instructor.
-isolation=$(scripts/grade-sandbox.sh -- true 2>&1 | head -1)
+isolation=$(course/tools/grade-sandbox.sh -- true 2>&1 | head -1)
 echo "setup.sh: the grading isolation in this image: ${isolation:-full (the user pools-grader, private namespaces, limits)}"
 SETUP
 
@@ -119,9 +119,9 @@ export CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
 # The starting point back (setup.sh kept it), then the student's files over it, found by name.
 rm -rf variants/student "course/exercises/$id"
 cp -a "$ag/source/start-files" "course/exercises/$id"
-if ! scripts/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&1; then
+if ! course/tools/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&1; then
   if [[ -f course/exercises/$id/CMakeLists.txt ]]; then  # 02..07: every test of the rubric, 0
-    python3 scripts/grade_run.py zero "$id" "$grade" "$(grep -m1 '  FAIL  ' "$grade/output.txt" | sed 's/^  FAIL  //')" >/dev/null
+    python3 course/tools/grade_run.py zero "$id" "$grade" "$(grep -m1 '  FAIL  ' "$grade/output.txt" | sed 's/^  FAIL  //')" >/dev/null
   else
     echo '{"passed": false, "failures": []}' >"$grade/report.json"
   fi
@@ -131,7 +131,7 @@ else
   timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" --isolated >/dev/null 2>&1
 fi
 [[ -f course/exercises/$id/ANSWERS.md ]] && cp "course/exercises/$id/ANSWERS.md" "$grade/ANSWERS.md"
-python3 scripts/gradescope_results.py "$id" "$grade" "$out/results.json"
+python3 course/tools/gradescope_results.py "$id" "$grade" "$out/results.json"
 RUN
 chmod +x "$stage/setup.sh" "$stage/run_autograder"
 

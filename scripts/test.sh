@@ -11,7 +11,7 @@
 # smoke tests, Relacy model checks, server tests. Formatting is checked first; after the clang
 # preset's build, clang-tidy checks every translation unit (scripts/tidy.sh, .clang-tidy). The
 # clang preset also records scheduler events (-DPOOLS_TRACE=ON): its trace_* tests run every
-# bench and server with --trace and check the files (scripts/trace-run.py); the other presets
+# bench and server with --trace and check the files (tests/trace-run.py); the other presets
 # build the default, hook-free code.
 # "handout" is a futures-only course hand-out configured as if oneTBB, OpenMP, Boost.Context and
 # Boost.Fiber were not installed (CMAKE_DISABLE_FIND_PACKAGE_*, CMakePresets.json): it proves a

@@ -10,8 +10,8 @@
 #   bench_<v> --workload fib --n 16 --threads 2 --trace ...   (futures: submit of 300 tasks: its
 #                                                              pool does not run fork-join)
 #   the same with POOLS_BENCH_POOL=textbook
-#   server_<v> --threads 2 --trace ... under 120 requests from 4 clients (scripts/trace-run.py)
-# checks each file (scripts/check-trace.py) and draws them (scripts/trace-picture.py). The raw
+#   server_<v> --threads 2 --trace ... under 120 requests from 4 clients (tests/trace-run.py)
+# checks each file (tests/check-trace.py) and draws them (scripts/trace-picture.py). The raw
 # traces stay in BUILD_DIR/traces/ for Perfetto (https://ui.perfetto.dev). The runs are a few
 # milliseconds each, so every picture is one sample of a scheduler's behaviour, not an average.
 set -euo pipefail
@@ -34,10 +34,10 @@ for v in "${variants[@]}"; do
   label="fib(16)"
   if [[ $v == futures ]]; then work=(--workload submit --n 300); label="300 tasks submitted from outside"; fi
   t="$build/traces/$v"
-  "$python" scripts/trace-run.py bench "$build/variants/$v/bench_$v" "$t-tuned.json" "${work[@]}" --workers 2 --balanced >"$t-tuned.txt"
-  "$python" scripts/trace-run.py bench "$build/variants/$v/bench_$v" "$t-textbook.json" --textbook "${work[@]}" \
+  "$python" tests/trace-run.py bench "$build/variants/$v/bench_$v" "$t-tuned.json" "${work[@]}" --workers 2 --balanced >"$t-tuned.txt"
+  "$python" tests/trace-run.py bench "$build/variants/$v/bench_$v" "$t-textbook.json" --textbook "${work[@]}" \
     --workers 2 --no-steals --balanced >"$t-textbook.txt"
-  "$python" scripts/trace-run.py server "$build/server/server_$v" "$t-server.json" --requests 120 --workers 2 \
+  "$python" tests/trace-run.py server "$build/server/server_$v" "$t-server.json" --requests 120 --workers 2 \
     --expect-requests --balanced >"$t-server.txt"
   "$python" scripts/trace-picture.py "$out/$v.png" \
     "$v, tuned pool: $label" "$t-tuned.json" \

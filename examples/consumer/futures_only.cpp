@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The futures pool alone: header-only, so this program links no library of pools and no
-// third-party one (scripts/check-consumer.sh reads its link line). Exit 0 when the answers are right.
+// third-party one (examples/consumer/check-consumer.sh reads its link line). Exit 0 when the
+// answers are right.
 #include <pools/futures/thread_pool.hpp>
 
 #include <cstdio>

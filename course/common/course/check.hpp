@@ -9,13 +9,13 @@
 //
 // A test passes when every requirement checked under it is met (and at least one was checked).
 // The printed lines are for the student to read; the score does not come from them. The student's
-// code runs in this process and could print anything, so the grader (scripts/grade_run.py) passes
+// code runs in this process and could print anything, so the grader (course/tools/grade_run.py) passes
 // a pipe's write end and a random nonce in COURSE_RESULT_FD and COURSE_RESULT_NONCE; the report
 // reads both once, removes them from the environment before any of the student's code is called,
 // and writes one JSON line per finished test to that pipe, each with the nonce. The grader scores
 // only those lines, checks every test name against the rubric and the exit status against the
 // verdict. What keeps the student's code off the pipe is the static check run before the build
-// (scripts/grade_static.py: no I/O, no exit, no environment, no inline assembly, no namespace
+// (course/tools/grade_static.py: no I/O, no exit, no environment, no inline assembly, no namespace
 // course in a submission).
 //
 // A student's pool can hang (a lost wake-up, a drain that never ends, a deadlock); a test that

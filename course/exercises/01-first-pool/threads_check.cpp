@@ -3,7 +3,7 @@
 // state: a pool runs its tasks on threads of its own, several at once. A "pool" that runs every
 // task inline on the caller (pools::inline_executor is one) passes every contract rule of the
 // suite, each task run exactly once; here it fails. Built per scaffolded pool by
-// course/CMakeLists.txt (POOL_HEADER, POOL_TYPE), run by scripts/grade.py as one more rule.
+// course/CMakeLists.txt (POOL_HEADER, POOL_TYPE), run by course/tools/grade.py as one more rule.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

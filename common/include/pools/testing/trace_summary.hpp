@@ -2,7 +2,7 @@
 // pools/testing/trace_summary.hpp — the export a trace test checks: the events recorded since the
 // last pools::trace::mark(), written to a temporary file and read back as counts.
 //
-// The file is removed again (the tests compare counts, not the JSON, which scripts/check-trace.py
+// The file is removed again (the tests compare counts, not the JSON, which tests/check-trace.py
 // checks); the summary is printed so a failing test's log shows what was recorded.
 #pragma once
 

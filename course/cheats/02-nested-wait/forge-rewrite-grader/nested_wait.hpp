@@ -3,7 +3,7 @@
 //
 // submission runs before the grader turns its output into scores, in the same tree. The static
 // check refuses <fstream>; the grader runs from files the submission cannot write (instructor.md,
-// "Threat model"). Never run it: it would overwrite scripts/gradescope_results.py.
+// "Threat model"). Never run it: it would overwrite course/tools/gradescope_results.py.
 #pragma once
 
 #include <pools/unique_function.hpp>
@@ -23,7 +23,7 @@ namespace exercise {
 namespace {
 struct rewrite_grader {
   rewrite_grader() {
-    std::ofstream("scripts/gradescope_results.py")
+    std::ofstream("course/tools/gradescope_results.py")
         << "import json, sys\njson.dump({'score': 100, 'tests': []}, open(sys.argv[3], 'w'))\n";
   }
 };

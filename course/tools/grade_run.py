@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Runs an exercise's check program and scores it on the exercise's fixed rubric.
 
-  python3 scripts/grade_run.py run EXERCISE EXE OUT_DIR [--timeout S] [--quiet] [--isolated] [-- ARG...]
-  python3 scripts/grade_run.py zero EXERCISE OUT_DIR REASON [--output FILE]
-  python3 scripts/grade_run.py selftest EXERCISE FILES_DIR EXE (start|solution|REGEX) [--timeout S]
+  python3 course/tools/grade_run.py run EXERCISE EXE OUT_DIR [--timeout S] [--quiet] [--isolated] [-- ARG...]
+  python3 course/tools/grade_run.py zero EXERCISE OUT_DIR REASON [--output FILE]
+  python3 course/tools/grade_run.py selftest EXERCISE FILES_DIR EXE (start|solution|REGEX) [--timeout S]
 
 The rubric is course/exercises/EXERCISE/rubric.json: the named tests, each with its max_score, the
 same on every run; their sum is the code's share of the exercise, "answers_points" the written
@@ -19,7 +19,7 @@ when the channel cannot be trusted: a line without the nonce, a test name not in
 reported twice, an exit status that disagrees with the verdict (0 without the harness's PASS),
 a PASS that leaves a rubric test out. What the process prints is kept in OUT_DIR/output.txt for
 the student to read (and echoed unless --quiet); it never counts.
---isolated: the check runs through scripts/grade-sandbox.sh (as the user pools-grader, in its own
+--isolated: the check runs through course/tools/grade-sandbox.sh (as the user pools-grader, in its own
 namespaces, read-only but for a scratch folder, no network, limits); this script stays outside,
 and the pipe's write end is the only thing of the grader's the check holds. What the program
 prints is kept up to 1 MiB.
@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def load_rubric(exercise):
@@ -132,7 +132,7 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args, isolated=False):
             command = os.environ.get("POOLS_TEST_EMULATOR", "").split() + [os.path.abspath(exe)] + args
             if isolated:
                 sanitized = ["--sanitized"] if "ASAN_OPTIONS" in env or "TSAN_OPTIONS" in env else []
-                command = [os.path.join(ROOT, "scripts", "grade-sandbox.sh"), "--limits", "run"] + sanitized + \
+                command = [os.path.join(ROOT, "course", "tools", "grade-sandbox.sh"), "--limits", "run"] + sanitized + \
                     ["--"] + command
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                     pass_fds=(write_fd,), start_new_session=True)
@@ -171,7 +171,7 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args, isolated=False):
         rc = proc.wait()
         if isolated and rc == 3:
             rc = -1
-            sandbox_reasons = ["the check could not be isolated (scripts/grade-sandbox.sh); not graded"]
+            sandbox_reasons = ["the check could not be isolated (course/tools/grade-sandbox.sh); not graded"]
         elif isolated and rc > 128:
             rc = -(rc - 128)  # the sandbox's shell reports a signal N as 128+N
         pumper.join(timeout=10)
@@ -244,7 +244,7 @@ def expect_failure(exercise):
 
 def student_files(exercise):
     if not os.path.exists(os.path.join(ROOT, "course", "exercises", exercise, "CMakeLists.txt")):
-        return ["pool.hpp"]  # 01: the pool's header (scripts/place-submission.sh)
+        return ["pool.hpp"]  # 01: the pool's header (course/tools/place-submission.sh)
     text = " ".join(open(os.path.join(ROOT, "course", "exercises", exercise, "CMakeLists.txt")).read().split())
     m = re.search(r"FILES\s+(.*?)\s+(?:[A-Z_]+\s|\))", text)
     return m.group(1).split() if m else []
@@ -254,7 +254,7 @@ def selftest(exercise, files_dir, exe, expect, timeout):
     start_dir = os.path.join(ROOT, "course", "exercises", exercise)
     files = [os.path.join(files_dir, f) if os.path.exists(os.path.join(files_dir, f)) else os.path.join(start_dir, f)
              for f in student_files(exercise)]
-    static = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "grade_static.py"), exercise] + files,
+    static = subprocess.run([sys.executable, os.path.join(ROOT, "course", "tools", "grade_static.py"), exercise] + files,
                             capture_output=True, text=True)
     out_dir = os.path.join(os.path.dirname(os.path.abspath(exe)), "selftest-" + os.path.basename(exe))
     if static.returncode == 2:

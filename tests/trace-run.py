@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: MIT
 """Runs a bench or a server of a -DPOOLS_TRACE=ON build with --trace, then checks the file.
 
-    scripts/trace-run.py bench  BUILD/variants/coroutines/bench_coroutines OUT.json [--textbook]
-                                [--workload fib --n 18] [check-trace options]
-    scripts/trace-run.py server BUILD/server/server_reactor OUT.json [--textbook is refused]
-                                [--requests 200] [check-trace options]
+    tests/trace-run.py bench  BUILD/variants/coroutines/bench_coroutines OUT.json [--textbook]
+                              [--workload fib --n 18] [check-trace options]
+    tests/trace-run.py server BUILD/server/server_reactor OUT.json [--textbook is refused]
+                              [--requests 200] [check-trace options]
 
 bench: a warm-up and one traced repetition of the workload on 2 threads (POOLS_BENCH_POOL=textbook with --textbook).
 server: the server on a free port with 2 threads, a short mixed load from 4 keep-alive clients
 (/plaintext, /fib?n=20, /sleep?ms=2, /busy?ms=1), then SIGTERM; the server writes the trace as it
-exits. Either way the file is then checked by scripts/check-trace.py (its options: --workers,
+exits. Either way the file is then checked by tests/check-trace.py (its options: --workers,
 --steals / --no-steals, --balanced, and --expect-requests for its --requests), and the checker's self-test
 breaks copies of the file that must fail it. Exit status 0 when the run and the checks pass. Used by the trace_* ctests and by scripts/trace-pictures.sh.
 """

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Checks a trace written by --trace (common/src/trace_export.cpp) against the Trace Event format.
 
-    scripts/check-trace.py FILE.json [--workers N] [--steals | --no-steals] [--requests] [--balanced]
-    scripts/check-trace.py --self-test FILE.json
+    tests/check-trace.py FILE.json [--workers N] [--steals | --no-steals] [--requests] [--balanced]
+    tests/check-trace.py --self-test FILE.json
 
 What must hold for Perfetto and chrome://tracing to show the file as the pools meant it:
   - it parses as JSON: {"traceEvents": [...]}, each event with a known phase (X slice, i instant,

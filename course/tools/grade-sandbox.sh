@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Runs one grading step of a student's code isolated (docs/course/instructor.md, "Threat model").
 #
-#   scripts/grade-sandbox.sh [--write DIR]... [--limits build|run] [--sanitized] [--ccache] -- COMMAND [ARG...]
+#   course/tools/grade-sandbox.sh [--write DIR]... [--limits build|run] [--sanitized] [--ccache] -- COMMAND [ARG...]
 #
 # As root, COMMAND runs
 #   - as the unprivileged system user pools-grader (created here when missing), with no
@@ -20,7 +20,7 @@
 #     writable in this step only (the compiler writes it; the student's program never runs there).
 # The step's build folder is a --write folder; the grader's scripts, the check's sources and the
 # results writer are not: the student's code can read them (they are in the hand-out) but not
-# change them. The result channel's pipe (scripts/grade_run.py) is an inherited descriptor.
+# change them. The result channel's pipe (course/tools/grade_run.py) is an inherited descriptor.
 #
 # Root, but namespaces cannot be made (a container without CAP_SYS_ADMIN): COMMAND runs as
 # pools-grader with the limits, without the namespaces, after one line on stderr that says so
@@ -31,7 +31,7 @@
 # and impossible.
 set -uo pipefail
 
-usage() { echo "usage: scripts/grade-sandbox.sh [--write DIR]... [--limits build|run] [--sanitized] -- COMMAND [ARG...]" >&2; exit 2; }
+usage() { echo "usage: course/tools/grade-sandbox.sh [--write DIR]... [--limits build|run] [--sanitized] -- COMMAND [ARG...]" >&2; exit 2; }
 writable=()
 limits=run
 sanitized=0

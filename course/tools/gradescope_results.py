@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 """Turns one grading run into Gradescope's results/results.json (scripts/gradescope.sh's autograder).
 
-  python3 scripts/gradescope_results.py EXERCISE GRADE_DIR RESULTS_JSON
+  python3 course/tools/gradescope_results.py EXERCISE GRADE_DIR RESULTS_JSON
 
 GRADE_DIR is what the grader wrote: report.json and output.txt of scripts/grade-exercise.sh (02..07),
 or report.json of scripts/grade.sh NAME --class (01). The tests are Gradescope's documented format
 (https://gradescope-autograders.readthedocs.io, "Autograder Specifications"): for 02..07 the tests
 of the exercise's fixed rubric (course/exercises/<id>/rubric.json), with their max_score, as
-scripts/grade_run.py scored them from the check's result channel (never from printed lines); a
+course/tools/grade_run.py scored them from the check's result channel (never from printed lines); a
 submission the static check refuses or that does not compile scores 0 on every one, with the
 reason (the compiler's message). For 01 every conformance rule in each build and the pool's own
 tests, one point each. The top-level score is the sum of the tests' scores; the verdict line, and
@@ -20,7 +20,7 @@ import sys
 
 
 def tests_of_rubric(grade_dir):
-    """02..07: the tests of the exercise's rubric.json, as scripts/grade_run.py scored them."""
+    """02..07: the tests of the exercise's rubric.json, as course/tools/grade_run.py scored them."""
     report = json.load(open(os.path.join(grade_dir, "report.json")))
     tests = []
     for t in report["tests"]:
@@ -46,7 +46,7 @@ def tests_of_lines(grade_dir):
 
 def tests_of_card(grade_dir):
     card = json.load(open(os.path.join(grade_dir, "report.json")))
-    if "builds" not in card:  # scripts/place-submission.sh found no pool.hpp, or refused it
+    if "builds" not in card:  # course/tools/place-submission.sh found no pool.hpp, or refused it
         return tests_of_lines(grade_dir)
     if not any(b["built"] for b in card["builds"].values()):
         message = "\n".join(f"{kind}:\n{b['log']}" for kind, b in card["builds"].items())[-4000:]

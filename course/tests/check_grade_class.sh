@@ -13,7 +13,7 @@
 # exercise 07-replay-schedule, whose copies must be configured with the coroutines variant: its
 # solution PASSes, its starting point FAILs with the seed that oversells.
 #
-#   scripts/check_grade_class.sh SOURCE_TREE
+#   course/tests/check_grade_class.sh SOURCE_TREE
 set -uo pipefail
 src=$(cd "$1" && pwd)
 work=$(mktemp -d)

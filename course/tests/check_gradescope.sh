@@ -9,7 +9,7 @@
 # and every results.json has Gradescope's documented fields (score; tests with name, score,
 # max_score, status, output, visibility).
 #
-#   scripts/check_gradescope.sh SOURCE_TREE EXERCISE...
+#   course/tests/check_gradescope.sh SOURCE_TREE EXERCISE...
 set -uo pipefail
 src=$(cd "$1" && pwd)
 shift

@@ -11,7 +11,7 @@
 # but not the plain GNU names; headers in a Homebrew prefix, fmt missing), it names Homebrew
 # formulas, finds headers under the prefix, and says which gnubin folders go first on PATH.
 #
-#   scripts/check_course_needs.sh SOURCE_TREE BUILD_DIR     (BUILD_DIR: a configured release tree)
+#   course/tests/check_course_needs.sh SOURCE_TREE BUILD_DIR     (BUILD_DIR: a configured release tree)
 set -uo pipefail
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Proves scripts/grade_static.py (ctest -R grade_static): every starting point, reference solution
+# Proves course/tools/grade_static.py (ctest -R grade_static): every starting point, reference solution
 # and cheat that is not a forge-* passes it (a clean submission is not refused); each snippet below,
 # put into 02's nested_wait.hpp, is refused with its rule named; a bad argument exits 2.
 #
-#   scripts/check_grade_static.sh SOURCE_TREE
+#   course/tests/check_grade_static.sh SOURCE_TREE
 set -uo pipefail
 src=$(cd "$1" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "check_grade_static: $*" >&2; exit 1; }
-check=(python3 "$src/scripts/grade_static.py")
+check=(python3 "$src/course/tools/grade_static.py")
 
 "${check[@]}" >/dev/null 2>&1; [[ $? -eq 2 ]] || fail "no arguments: not exit 2"
 "${check[@]}" 02-nested-wait "$work/missing.hpp" >/dev/null 2>&1; [[ $? -eq 2 ]] || fail "a missing file: not exit 2"

@@ -3,7 +3,7 @@
 # Copies the source tree as it is (tracked files and untracked files that are not ignored: no build
 # folders) into DEST, for the tests that configure and build a modified copy of the project.
 #
-#   scripts/copy-tree.sh SOURCE_TREE DEST
+#   course/tools/copy-tree.sh SOURCE_TREE DEST
 set -euo pipefail
 src=$(cd "$1" && pwd)
 dest=$2

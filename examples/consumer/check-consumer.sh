@@ -22,7 +22,7 @@
 # install has POOLS_TRACE=ON, and a program built against it has the hooks compiled in (and links
 # pools::runtime, still no third-party library).
 #
-#   scripts/check-consumer.sh SOURCE_TREE [static|shared]...  (default: both; CXX picks the
+#   examples/consumer/check-consumer.sh SOURCE_TREE [static|shared]...  (default: both; CXX picks the
 #                                                             compiler; KEEP=1 keeps the work dir)
 set -euo pipefail
 src=$(cd "$1" && pwd)

@@ -3,7 +3,7 @@
 # The bad-argument paths of scripts/grade-exercise.sh (ctest -R grade_exercise_arguments): each
 # exits 2 with a message, before configuring or building anything.
 #
-#   scripts/check_grade_exercise.sh SOURCE_TREE
+#   course/tests/check_grade_exercise.sh SOURCE_TREE
 set -uo pipefail
 cd "$1" || exit 1
 fail() { echo "check_grade_exercise: $*" >&2; exit 1; }

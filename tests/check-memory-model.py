@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 """Keeps docs/memory-model.md true: every memory order in the library code is cited there by line.
 
-  scripts/check-memory-model.py            exit 0 when every site is cited and every citation is a site
-  scripts/check-memory-model.py --list     every site, by file (for whoever updates the page)
-  scripts/check-memory-model.py --doc P    check another copy of the page
-  scripts/check-memory-model.py --self-test  prove the check fails on a stale and on a missing citation
+  tests/check-memory-model.py            exit 0 when every site is cited and every citation is a site
+  tests/check-memory-model.py --list     every site, by file (for whoever updates the page)
+  tests/check-memory-model.py --doc P    check another copy of the page
+  tests/check-memory-model.py --self-test  prove the check fails on a stale and on a missing citation
 
 A site is a line of library code (common/include, common/src, variants/*/include, variants/*/src,
 server/include, server/src, server/drivers) that names a std::memory_order or calls
@@ -135,7 +135,7 @@ def main():
         print(s)
     if uncited or stale:
         print(f"check-memory-model: {len(uncited)} uncited, {len(stale)} stale; fix {doc} "
-              "(scripts/check-memory-model.py --list shows every site)", file=sys.stderr)
+              "(tests/check-memory-model.py --list shows every site)", file=sys.stderr)
         return 1
     print(f"check-memory-model: {len(found)} sites in {len({p for p, _ in found})} files, all cited in {doc}")
     return 0

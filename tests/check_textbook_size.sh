@@ -7,7 +7,7 @@
 # `if (...)`), or the include of that header, is not counted: it compiles to nothing in a default
 # build and is not the pool's idea.
 #
-#   scripts/check_textbook_size.sh <variant folder> [LIMIT=150]
+#   tests/check_textbook_size.sh <variant folder> [LIMIT=150]
 set -euo pipefail
 dir=${1:?usage: check_textbook_size.sh <variant folder> [limit]}
 limit=${2:-150}

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Every source file says its licence: an SPDX line naming the licence in LICENSE.
 
-  scripts/check-licence.py             exit 0 when every tracked source file carries the line
-  scripts/check-licence.py --self-test prove the check fails on a file without it
+  tests/check-licence.py             exit 0 when every tracked source file carries the line
+  tests/check-licence.py --self-test prove the check fails on a file without it
 
 A source file is a tracked C++ file (.cpp, .hpp, .h), a script (.py, .sh, .ci/run), a CMake
 file (CMakeLists.txt, .cmake) or a template of one of those (scripts/templates, *.in): whatever a

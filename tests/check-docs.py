@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Keeps the user-facing pages manuals, not lab notebooks (ctest docs_pages).
 
-  scripts/check-docs.py               exit 1, naming page and line, when a page breaks a rule
-  scripts/check-docs.py --root DIR    check another checkout
-  scripts/check-docs.py --self-test   prove each rule fails on a page that breaks it
+  tests/check-docs.py               exit 1, naming page and line, when a page breaks a rule
+  tests/check-docs.py --root DIR    check another checkout
+  tests/check-docs.py --self-test   prove each rule fails on a page that breaks it
 
 The rules (docs/results/README.md, "Page rules"):
   * README.md has at most 200 lines;
@@ -50,7 +50,7 @@ LOAD = re.compile(r"load average|shared with other|beside other (?:work|builds|j
 
 def fill_numbers():
     """scripts/fill-numbers.py, whose block finder says what is generated."""
-    spec = importlib.util.spec_from_file_location("fill_numbers", os.path.join(HERE, "fill-numbers.py"))
+    spec = importlib.util.spec_from_file_location("fill_numbers", os.path.join(ROOT, "scripts", "fill-numbers.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -130,7 +130,7 @@ def check(root, pending):
         failed += bool(found)
     for page, n in still_pending:
         print(f"pending (not enforced until its rewrite is merged): {page}: "
-              + (f"{n} problem(s)" if n else "passes now: remove it from PENDING in scripts/check-docs.py"))
+              + (f"{n} problem(s)" if n else "passes now: remove it from PENDING in tests/check-docs.py"))
     checked = len(pages(root)) - len(still_pending)
     if failed:
         print(f"check-docs: {failed} of {checked} page(s) break the page rules", file=sys.stderr)

@@ -14,7 +14,7 @@
 # minimal Debian 13), or anywhere with POOLS_DEB_INSTALL=1; elsewhere it is skipped (exit 77)
 # after steps 1 and 2, saying so.
 #
-#   scripts/check-deb.sh SOURCE_TREE      (CXX picks the compiler; KEEP=1 keeps the work dir)
+#   examples/consumer/check-deb.sh SOURCE_TREE      (CXX picks the compiler; KEEP=1 keeps the work dir)
 set -euo pipefail
 src=$(cd "$1" && pwd)
 work=$(mktemp -d)

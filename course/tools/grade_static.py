@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 """The static check of a submission: run by the grader before it builds a student's files.
 
-  python3 scripts/grade_static.py EXERCISE FILE...
+  python3 course/tools/grade_static.py EXERCISE FILE...
 
 A student's file is compiled into the check's own program, so whatever it can do, the check can
 not see: print the check's lines, end the process with the check's exit status, switch the check's
-macros off. The score no longer comes from what the process prints (scripts/grade_run.py reads a
+macros off. The score no longer comes from what the process prints (course/tools/grade_run.py reads a
 result channel only the check's harness writes), and this check makes the rest impossible in the
 source: a submission may only
 
@@ -31,7 +31,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 # Standard headers a pool, a deque, a channel or a session may need; none of them does I/O or
 # ends the process (those are <cstdio>, <iostream>, <cstdlib>, <cassert>, <csignal>, ...).

@@ -17,7 +17,7 @@
 #     student's clone merges it with the student's commit, both kept, and the exercise still
 #     builds and grades; an OUT with uncommitted changes is refused.
 #
-#   scripts/check_handout.sh SOURCE_TREE [EXERCISE...]   (default: 02-nested-wait 03-work-stealing;
+#   course/tests/check_handout.sh SOURCE_TREE [EXERCISE...]   (default: 02-nested-wait 03-work-stealing;
 #                                                          KEEP=1: keep the work folder to look at)
 set -uo pipefail
 src=$(cd "$1" && pwd)
@@ -33,7 +33,7 @@ git_() { git -c user.name=check -c user.email=check@localhost -c init.defaultBra
 
 step "a copy of the tree, as a git checkout of its own"
 tree=$work/tree
-"$src/scripts/copy-tree.sh" "$src" "$tree" || fail "copy-tree.sh failed"
+"$src/course/tools/copy-tree.sh" "$src" "$tree" || fail "copy-tree.sh failed"
 rm -rf "$tree/build"* "$tree/grade"
 (cd "$tree" && git_ init -q && git_ add -A && git_ commit -qm "the tree") || fail "cannot make the copy a git checkout"
 make=$tree/scripts/make-handout.sh

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "http"))
 import run as http_bench  # noqa: E402  (bench/http/run.py: the /sleep scenario's numbers)
 BUILDS = {  # build -> (preset, folder, extra configure flags, environment for the tests)

@@ -12,7 +12,7 @@
 # solution. In a hand-out without course/solutions/ (docs/course/instructor.md), steps 1-3 run and
 # step 4 is skipped: exit 77, which ctest reports as skipped.
 #
-#   scripts/check_new_pool.sh SOURCE_TREE      (KEEP=1: keep the copy in /tmp to look at)
+#   tests/check_new_pool.sh SOURCE_TREE      (KEEP=1: keep the copy in /tmp to look at)
 set -euo pipefail
 src=$(cd "$1" && pwd)
 work=$(mktemp -d)
@@ -29,7 +29,7 @@ quiet() {  # runs a command, showing its output only when it fails
   "$@" >"$work/step.log" 2>&1 || { tail -40 "$work/step.log" >&2; fail "failed: $*"; }
 }
 
-"$src/scripts/copy-tree.sh" "$src" "$work"
+"$src/course/tools/copy-tree.sh" "$src" "$work"
 cd "$work"
 export CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1  # the copy compiles what the tree did: reuse it
 

@@ -3,7 +3,7 @@
 # Proves the registration promise of docs/architecture.md: copy a variant folder under a new name,
 # change only its pools_add_variant() call, and the conformance suite runs it — no other edit.
 #
-#   scripts/check_variant_copy.sh SOURCE_TREE VARIANT
+#   tests/check_variant_copy.sh SOURCE_TREE VARIANT
 #
 # Works on a throw-away copy of the tracked files; configures only the copy (-DPOOLS_VARIANTS),
 # builds its conformance executable and checks that ctest runs conformance cases for it.
@@ -15,7 +15,7 @@ copy="${variant}_copy"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$src/scripts/copy-tree.sh" "$src" "$work"
+"$src/course/tools/copy-tree.sh" "$src" "$work"
 cp -r "$work/variants/$variant" "$work/variants/$copy"
 # The one edit: the name in the registration call.
 sed -i -E "s/pools_add_variant\\(\\s*$variant\\b/pools_add_variant($copy/" "$work/variants/$copy/CMakeLists.txt"

@@ -3,7 +3,7 @@
 # Puts one student's submission into a tree, where the exercise's grader will find it: the one place
 # scripts/grade-class.sh and scripts/gradescope.sh's run_autograder do it.
 #
-#   scripts/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]
+#   course/tools/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]
 #
 # 02..07: each file of the exercise's pools_add_exercise FILES, found by name anywhere under
 #         SUBMISSION_DIR, is copied over the starting point in TREE/course/exercises/EXERCISE/;
@@ -11,11 +11,11 @@
 # 01:     scripts/new-pool.sh NAME in TREE (default NAME: student), then the student's pool.hpp
 #         (and tests/pool_test.cpp, if any) into variants/NAME/, their pools::<their name>
 #         renamed pools::NAME.
-# 01's pool.hpp must pass the static check (scripts/grade_static.py) first: one FAIL line per problem.
+# 01's pool.hpp must pass the static check (course/tools/grade_static.py) first: one FAIL line per problem.
 # Prints one "not handed in: FILE" line per missing file (to stdout, as a grader's FAIL reason) and
 # exits 1 when a file is missing; 2 for a bad argument.
 set -uo pipefail
-[[ $# -eq 3 || $# -eq 4 ]] || { echo "usage: scripts/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]" >&2; exit 2; }
+[[ $# -eq 3 || $# -eq 4 ]] || { echo "usage: course/tools/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]" >&2; exit 2; }
 id=$1 sub=$2 tree=$3 name=${4:-student}
 [[ -d $tree/course/exercises/$id ]] || { echo "place-submission.sh: no exercise '$id' in $tree" >&2; exit 2; }
 [[ -d $sub ]] || { echo "place-submission.sh: no submission folder '$sub'" >&2; exit 2; }
@@ -26,7 +26,7 @@ find_file() { find "$sub" -name "$1" -type f | LC_ALL=C sort | head -1; }
 if [[ $id == 01-first-pool ]]; then
   hpp=$(find_file pool.hpp)
   [[ -n $hpp ]] || { echo "  FAIL  not handed in: pool.hpp"; exit 1; }
-  # The static check (scripts/grade_static.py) before the pool is compiled into the conformance
+  # The static check (course/tools/grade_static.py) before the pool is compiled into the conformance
   # suite: a #define CHECK(...) in it would switch the suite's checks off. 02..07 are checked by
   # scripts/grade-exercise.sh, in the tree they are graded in.
   if ! refused=$(python3 "$(dirname "$0")/grade_static.py" "$id" "$hpp"); then
