@@ -63,11 +63,26 @@ if ! scripts/course-needs.sh "$id" --class 2>/dev/null; then
   scripts/bootstrap.sh
   scripts/course-needs.sh "$id" --class
 fi
+# The project is proven with GCC 12 and later; an image whose g++ is older (Ubuntu 22.04's is 11)
+# gets g++-12 from its archive, and the build below (the one every submission reuses) is
+# configured with it.
+if [[ $(g++ -dumpversion | cut -d. -f1) -lt 12 ]]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends g++-12
+  export CC=gcc-12 CXX=g++-12
+fi
 # Build the exercise once, so that grading a submission compiles the student's files only.
 if [[ $id == 01-first-pool ]]; then
   scripts/new-pool.sh warmup >/dev/null
-  scripts/grade.sh warmup --class --out "$ag/source/warmup" >/dev/null 2>&1 || true  # the scaffold fails: expected
-  rm -rf variants/warmup "$ag/source/warmup"
+  scripts/grade.sh warmup --class --out "$ag/source/warmup" >"$ag/source/warmup.log" 2>&1 || true  # the scaffold fails its rules
+  # ... its rules, that is: the scaffold must still build in all three builds, or every
+  # submission would score "does not compile": stop here, loudly.
+  if ! python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); sys.exit(not c["builds"] or not all(b["built"] for b in c["builds"].values()))' \
+      "$ag/source/warmup/report.json" 2>/dev/null; then
+    tail -40 "$ag/source/warmup.log" >&2 || true
+    echo "setup.sh: the warm-up build of the scaffold (scripts/grade.sh warmup --class) failed (above); the autograder cannot grade" >&2
+    exit 1
+  fi
+  rm -rf variants/warmup "$ag/source/warmup" "$ag/source/warmup.log"
 else
   scripts/grade-exercise.sh "$id" --out "$ag/source/warmup" >"$ag/source/warmup.log" 2>&1 || true  # the start fails
   # ... its check, that is; a build that failed is the image's fault, and every submission would
@@ -79,6 +94,10 @@ else
   fi
   rm -rf "$ag/source/warmup" "$ag/source/warmup.log"
 fi
+# How run_autograder will isolate the student's code in this image (course/tools/grade-sandbox.sh):
+# one line in the image's build log for the instructor.
+isolation=$(course/tools/grade-sandbox.sh -- true 2>&1 | head -1)
+echo "setup.sh: the grading isolation in this image: ${isolation:-full (the user pools-grader, private namespaces, limits)}"
 SETUP
 
 cat >"$stage/run_autograder" <<'RUN'

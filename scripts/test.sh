@@ -21,7 +21,8 @@
 # seed corpora and fuzzes each for 60 s (server/README.md, "Fuzzing").
 # "arm64" cross-compiles for Linux arm64 (cmake/toolchain-arm64.cmake) and runs the tests under
 # qemu-aarch64: every variant's unit tests, the conformance suites, the server's tests and e2e
-# suites, with stress loops scaled down as under the sanitizers; no bench, course or Relacy models
+# suites, the course's exercises (start and solution), with stress loops scaled down as under the
+# sanitizers; no bench or Relacy models
 # (docs/reliability.md, "Platforms"). "portable" builds the whole tree on the portable paths only
 # (-DPOOLS_PORTABLE=ON: no futex, epoll, eventfd; what macOS and the BSDs build) and runs its tests.
 # "trixie" runs this script again inside a minimal Debian 13 root (scripts/distro-check.sh: GCC 14,

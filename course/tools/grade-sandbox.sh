@@ -22,6 +22,9 @@
 # results writer are not: the student's code can read them (they are in the hand-out) but not
 # change them. The result channel's pipe (course/tools/grade_run.py) is an inherited descriptor.
 #
+# Root, but namespaces cannot be made (a container without CAP_SYS_ADMIN): COMMAND runs as
+# pools-grader with the limits, without the namespaces, after one line on stderr that says so
+# (POOLS_GRADE_REQUIRE_ISOLATION=1: exit 3 instead).
 # Not root: COMMAND runs with the limits only, as the calling user, after one line on stderr that
 # says it is not isolated; with POOLS_GRADE_REQUIRE_ISOLATION=1 that is an error (exit 3) instead.
 # Exit status: COMMAND's (a signal N as 128+N); 2 for a bad argument; 3 when isolation is required
@@ -108,5 +111,18 @@ wait $!
 export POOLS_GRADER_USER=$user TMPDIR=$scratch
 # A run starts in the scratch folder: what the check writes beside it (07's trace) goes there.
 [[ $limits == run ]] && cd "$scratch"
+# Root without the right to make namespaces (a container without CAP_SYS_ADMIN, as Docker runs
+# them by default; a chroot whose / is not a mount point): the student's code still runs as
+# pools-grader under the limits, without the private namespaces, after a line that says so.
+if ! probe=$(unshare --mount --net --pid --fork --kill-child --mount-proc --propagation private -- true 2>&1); then
+  if [[ ${POOLS_GRADE_REQUIRE_ISOLATION:-0} == 1 ]]; then
+    echo "grade-sandbox.sh: cannot make private namespaces ($probe) and POOLS_GRADE_REQUIRE_ISOLATION=1" >&2
+    exit 3
+  fi
+  echo "grade-sandbox.sh: PARTLY ISOLATED (no private namespaces: $probe): the student's code runs as $user, with limits only" >&2
+  prlimit "${rl[@]}" -- setpriv --reuid="$user" --regid="$user" --clear-groups --no-new-privs -- "$@" &
+  wait $!
+  exit
+fi
 unshare --mount --net --pid --fork --kill-child --mount-proc --propagation private -- \
   prlimit "${rl[@]}" -- bash -c "$inner" grade-sandbox "$((${#writable[@]} + 1))" "${writable[@]}" "$scratch" "$@"

@@ -127,7 +127,9 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args, isolated=False):
     rc, timed_out, sandbox_reasons = None, False, []
     with open(os.path.join(out_dir, "output.txt"), "wb") as output:
         try:
-            command = [os.path.abspath(exe)] + args
+            # A cross build's program runs under its emulator (POOLS_TEST_EMULATOR, cmake/pools.cmake:
+            # the arm64 preset's "qemu-aarch64 -L /"); empty or unset: directly.
+            command = os.environ.get("POOLS_TEST_EMULATOR", "").split() + [os.path.abspath(exe)] + args
             if isolated:
                 sanitized = ["--sanitized"] if "ASAN_OPTIONS" in env or "TSAN_OPTIONS" in env else []
                 command = [os.path.join(ROOT, "course", "tools", "grade-sandbox.sh"), "--limits", "run"] + sanitized + \

@@ -28,6 +28,7 @@
 #include <nested_wait.hpp>  // <>, not "": quotes would find the start's copy next to this file first
 #include <set>
 #include <string>
+#include <system_error>
 
 namespace {
 
@@ -99,9 +100,17 @@ outcome run(std::size_t threads, Start start) {
   return out;
 }
 
-// The ids of this process's threads (Linux: one entry per thread in /proc/self/task).
+// The ids of this process's threads: one entry per thread in /proc/self/task. That folder is
+// Linux's; elsewhere (macOS) the check cannot list threads, says so once, and leaves this part
+// to the instructor's grader, which runs on Linux.
+bool can_list_threads() {
+  std::error_code ec;
+  return std::filesystem::is_directory("/proc/self/task", ec);
+}
+
 std::set<std::string> thread_ids() {
   std::set<std::string> ids;
+  if (!can_list_threads()) return ids;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
     ids.insert(entry.path().filename().string());
   }
@@ -250,6 +259,11 @@ int main() {
   if (fix2)
     report.require(true, "fix 2: fib_continuation is right for n in {0,1,2,10,20} on 1, 2 and 4 threads");
   report.test("fix 2: no task waits (a pool with no thread)");
+  if (!can_list_threads()) {
+    report.note(
+        "this system has no /proc/self/task (not Linux): whether a task starts a thread of its own is "
+        "not checked here; the instructor's grader, on Linux, checks it");
+  }
   if (fix2) {
     std::string why;
     for (int n : {2, 10, 15}) {
