@@ -42,7 +42,9 @@ def main():
     program, allowed_path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     allowed = read_allowed(allowed_path)
     env = dict(os.environ, NO_COLOR="1")
-    run = subprocess.run([program, *args], capture_output=True, text=True, env=env, errors="replace")
+    # A cross build's program runs under its emulator (POOLS_TEST_EMULATOR, cmake/pools.cmake).
+    emulator = os.environ.get("POOLS_TEST_EMULATOR", "").split()
+    run = subprocess.run([*emulator, program, *args], capture_output=True, text=True, env=env, errors="replace")
     output = ANSI.sub("", run.stdout)
 
     passed, allowed_failed, unexpected = 0, [], []
