@@ -63,7 +63,7 @@ csv=$work/out/results.csv
 cat "$csv"
 row() { grep -E "^$1," "$csv" || fail "no row for $1 in results.csv"; }
 [[ $(row 'j\.doe') == 'j.doe,j_doe_2,PASS,20,20,'* ]] || fail "j.doe: $(row 'j\.doe')"
-head -1 "$csv" | grep -qF 'fix 1: fib_helping on 1, 2 and 4 threads (10)' || fail "no column per rubric test"
+head -1 "$csv" | grep -qF 'fix 1: fib_helping on 1, 2 and 4 threads (8)' || fail "no column per rubric test"
 [[ $(row 'J-Doe') == 'J-Doe,j_doe,FAIL,0,20,'* ]] || fail "J-Doe: $(row 'J-Doe')"
 row 'J-Doe' | grep -q "deadlock: all" || fail "J-Doe's failure does not name the deadlock"
 [[ $(row 123abc) == '123abc,s_123abc,FAIL,'* ]] || fail "123abc: $(row 123abc)"
@@ -79,7 +79,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 by = {s["login"]: s for s in r["students"]}
 assert sorted(by) == ["123abc", "J-Doe", "class", "forger", "j.doe", "while"], sorted(by)
-assert r["max_score"] == 20 and [t["max_score"] for t in r["rubric"]] == [10, 5, 5], r["rubric"]
+assert r["max_score"] == 20 and [t["max_score"] for t in r["rubric"]] == [8, 4, 4, 4], r["rubric"]
 assert by["j.doe"]["score"] == 20 and by["forger"]["score"] == 0 and by["J-Doe"]["score"] == 0
 assert by["j.doe"]["answers"] and not by["J-Doe"]["answers"], "ANSWERS.md was not collected"
 assert by["j.doe"]["passed"] and not any(by[l]["passed"] for l in by if l != "j.doe")
