@@ -13,8 +13,10 @@ answers' share (graded by hand, scripts/grade-class.sh and Gradescope show it as
 run: the grader's side of the result channel (course/common/course/check.hpp). A pipe is made, its
 write end passed to the check as COURSE_RESULT_FD with a fresh random nonce in COURSE_RESULT_NONCE;
 the check's harness writes one JSON line per finished test, each carrying the nonce, and a last
-line with its verdict. A test scores its max_score when the harness reported it passed; a test it
-never reported (the check crashed, hung, or stopped earlier) scores 0. The run scores 0 in all
+line with its verdict. A test scores its max_score when the harness reported it passed, and a
+measured test (a speed test, report.partial) the share of it the harness reported ("thousandths",
+0..1000), rounded to a tenth of a point; a test it never reported (the check crashed, hung, or
+stopped earlier) scores 0. The run scores 0 in all
 when the channel cannot be trusted: a line without the nonce, a test name not in the rubric or
 reported twice, an exit status that disagrees with the verdict (0 without the harness's PASS),
 a PASS that leaves a rubric test out. What the process prints is kept in OUT_DIR/output.txt for
@@ -32,7 +34,8 @@ Exit 0 when every test passed, 1 otherwise, 2 for a bad argument.
 selftest (cmake/course.cmake's tests): the static check on FILES_DIR's copies of the exercise's
 files, then the run, as the graders do; "start" passes when the score is at most 25 % of the code
 points and the start's EXPECT_FAILURE reason is shown, "solution" when the score is full, REGEX
-(a cheat) when the score is not full and REGEX is in the output or the reasons.
+(a cheat) when the score is not full and REGEX is in the output or the reasons. "start" also
+requires 0 on every hidden test of the rubric: each hidden test can fail.
 """
 import json
 import os

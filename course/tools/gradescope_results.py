@@ -5,8 +5,9 @@
   python3 course/tools/gradescope_results.py EXERCISE GRADE_DIR RESULTS_JSON
 
 GRADE_DIR is what the grader wrote: report.json and output.txt of scripts/grade-exercise.sh (01..07;
-01 on the pool), or report.json of scripts/grade.sh NAME --class (01's report card). The tests are Gradescope's documented format
-(https://gradescope-autograders.readthedocs.io, "Autograder Specifications"): for 02..07 the tests
+01 on the pool), or report.json of scripts/grade.sh NAME --class (the report card of 01, kept
+for a card graded by hand). The tests are Gradescope's documented format
+(https://gradescope-autograders.readthedocs.io, "Autograder Specifications"): for 01..07 the tests
 of the exercise's fixed rubric (course/exercises/<id>/rubric.json), with their max_score, as
 course/tools/grade_run.py scored them from the check's result channel (never from printed lines); a
 submission the static check refuses or that does not compile scores 0 on every one, with the

@@ -10,8 +10,9 @@
 // alternate (reference, yours, yours, reference, ...: each one's position evens out) and each side
 // scores its median of `samples` runs, which one slow run (a preemption) does not move. If the ratio
 // is above full marks, the round is repeated up to `rounds` times and the best round counts: noise
-// only ever makes a pool look slower. A pool far beyond the cut-off stops early (its points are 0
-// whatever the rest says), so a slow pool does not make the grading slow.
+// only ever makes a pool look slower. A round in which a pool is far beyond the cut-off stops after
+// three runs of each (that round gives it 0 points whatever the rest says), so a slow pool does not
+// make the grading slow.
 #pragma once
 
 #include <algorithm>
@@ -41,7 +42,8 @@ struct speed_result {
     char line[400];
     std::snprintf(
         line, sizeof line,
-        "%s: median of %d interleaved runs (best of %d round(s)): reference %.2f ms, yours %.2f ms = "
+        "%s: medians of interleaved runs (%d of each per round, best of %d round(s)): reference %.2f ms, "
+        "yours %.2f ms = "
         "%.2fx the reference (full points within %.2fx, none from %.2fx): %.0f %% of the points",
         workload.c_str(), rule.samples, rounds, reference_ms, yours_ms, ratio, rule.full_within, rule.zero_at,
         fraction * 100);
@@ -87,7 +89,7 @@ speed_result compare_speed(const speed_rule& rule, Reference reference, Yours yo
         mine.push_back(detail::time_ms(yours));
         ref.push_back(detail::time_ms(reference));
       }
-      // Three pairs in, twice the cut-off: no round can give it points.
+      // Three pairs in, twice the cut-off: this round cannot give it points.
       hopeless = i >= 2 && detail::median(mine) > 2 * rule.zero_at * detail::median(ref);
     }
     speed_result r;
@@ -98,7 +100,7 @@ speed_result compare_speed(const speed_rule& rule, Reference reference, Yours yo
     r.rounds = round + 1;
     if (round == 0 || r.ratio < best.ratio) best = r;
     best.rounds = round + 1;
-    if (hopeless || best.ratio <= rule.full_within) break;
+    if (best.ratio <= rule.full_within) break;
   }
   return best;
 }
