@@ -6,7 +6,7 @@
 //   course::speed_result r = course::compare_speed(rule, [&] { run(reference); }, [&] { run(yours); });
 //   report.partial(r.fraction, r.describe("fib(20) on 2 threads"));
 //
-// A busy machine slows both pools alike only if they are measured side by side, so the runs
+// Other work on the machine slows both pools alike only if they are measured side by side, so the runs
 // alternate (reference, yours, yours, reference, ...: each one's position evens out) and each side
 // scores its median of `samples` runs, which one slow run (a preemption) does not move. If the ratio
 // is above full marks, the round is repeated up to `rounds` times and the best round counts: noise
