@@ -95,8 +95,26 @@ function(pools_add_exercise id)
     target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/common)
     # The exercise's hidden tests (instructor only, not in the hand-out): the check includes
     # <hidden_tests.hpp> when this folder is on its include path.
+    # With them, the reference solution's copy of the first FILES entry, for the speed tests that
+    # measure against it in the same run (COURSE_REFERENCE_HEADER): from hidden/<id>/reference/, where
+    # scripts/grade-class.sh and scripts/gradescope.sh put it, or course/solutions/<id>/.
     if(EXISTS ${POOLS_ROOT}/course/instructor/hidden/${id})
       target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/instructor/hidden/${id})
+      list(GET arg_FILES 0 first_file)
+      # A copy without its #pragma once: in the solution's own program the same file is the
+      # student's header too, and the pragma would skip the second inclusion.
+      foreach(ref_dir ${POOLS_ROOT}/course/instructor/hidden/${id}/reference ${solution_dir})
+        if(EXISTS ${ref_dir}/${first_file})
+          file(READ ${ref_dir}/${first_file} ref_text)
+          string(REPLACE "#pragma once" "// (the grader's copy: included once, by the hidden tests)" ref_text
+                         "${ref_text}")
+          set(ref_copy ${CMAKE_CURRENT_BINARY_DIR}/reference/${first_file})
+          file(CONFIGURE OUTPUT ${ref_copy} CONTENT "${ref_text}" @ONLY)
+          set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ref_dir}/${first_file})
+          target_compile_definitions(${target} PRIVATE "COURSE_REFERENCE_HEADER=\"${ref_copy}\"")
+          break()
+        endif()
+      endforeach()
     endif()
     target_link_libraries(${target} PRIVATE pools_warnings Threads::Threads ${arg_LINK})
     if(arg_RELACY)

@@ -18,9 +18,11 @@
 #   02..07: scripts/grade-exercise.sh EXERCISE --isolated in the copy: the students' own command,
 #           the static check first, the build and the check as the user pools-grader in private
 #           namespaces with limits (course/tools/grade-sandbox.sh; not root: limits only, said so).
-#   01:     scripts/grade.sh NAME --class: the conformance suite, rule by rule, in the release,
-#           asan and tsan builds of the student's pool alone (the verdict of the full card; no bench
-#           and no HTTP run, which compare and do not grade).
+#   01:     the same, on the student's pool: scripts/grade-exercise.sh 01-first-pool NAME --isolated
+#           (the copy configured with that pool alone), scored on 01's rubric.
+# The hidden tests (course/instructor/hidden/EXERCISE/) run, and the reference solution of EXERCISE
+# goes with them (course/instructor/hidden/EXERCISE/reference/): the pool the speed tests (01, 03)
+# measure against in the same run.
 #
 # Logins become valid pool names (01's pools::NAME, and every student's folder in OUT): lowercase,
 # each run of other characters one "_", "s_" before a leading digit, at most 32 characters; a C++
@@ -106,6 +108,10 @@ echo "grade-class: $id, ${#logins[@]} submissions from $subs, $jobs at once, int
 tree=$out/.tree
 rm -rf "$tree" "$out/.work"
 "$root/course/tools/copy-tree.sh" "$root" "$tree" || { echo "grade-class.sh: cannot copy the tree" >&2; exit 1; }
+if [[ -d $tree/course/solutions/$id ]]; then
+  mkdir -p "$tree/course/instructor/hidden/$id"
+  cp -a "$tree/course/solutions/$id" "$tree/course/instructor/hidden/$id/reference"
+fi
 rm -rf "$tree"/course/solutions "$tree"/course/cheats "$tree"/grade "$tree"/build*
 # Of the instructor's material, only the hidden tests stay (course/instructor/hidden/: workloads the
 # hand-out does not have, which the checks include when present).
@@ -121,7 +127,9 @@ grade_one() {
   if ! "$root/course/tools/place-submission.sh" "$id" "$sub" "$copy" "$name" >"$dest/output.txt" 2>&1; then
     rc=1
   elif [[ $id == 01-first-pool ]]; then
-    (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade.sh "$name" --class --out "$dest") >"$dest/output.txt" 2>&1
+    (cd "$copy" && export GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=$name -DPOOLS_BUILD_BENCH=OFF" &&
+      timeout --kill-after=10 "$limit" scripts/grade-exercise.sh "$id" "$name" --build-dir build-class --out "$dest" \
+        --isolated) >"$dest/grade.txt" 2>&1
     rc=$?
   else
     (cd "$copy" && timeout --kill-after=10 "$limit" scripts/grade-exercise.sh "$id" --build-dir build-class --out "$dest" --isolated) >"$dest/grade.txt" 2>&1
@@ -169,8 +177,9 @@ echo "grade-class: warm-up: building the starting point once (fills ccache for e
 warm=$SECONDS
 if [[ $id == 01-first-pool ]]; then
   (cd "$tree" && scripts/new-pool.sh warmup >/dev/null && CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1 \
-    scripts/grade.sh warmup --class --out "$out/.warmup") >/dev/null 2>&1
-  rm -rf "$tree/variants/warmup" "$tree"/build-grade-*
+    GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=warmup -DPOOLS_BUILD_BENCH=OFF" \
+    scripts/grade-exercise.sh "$id" warmup --build-dir build-class --out "$out/.warmup" --isolated) >/dev/null 2>&1
+  rm -rf "$tree/variants/warmup" "$tree/build-class"
 else
   (cd "$tree" && CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1 scripts/grade-exercise.sh "$id" --build-dir build-class \
     --out "$out/.warmup" --isolated) >/dev/null 2>&1

@@ -3,7 +3,7 @@
 # Grades one exercise of the course pack (docs/course/README.md): the student's command.
 #
 #   scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR] [--isolated]
-#   scripts/grade-exercise.sh 01-first-pool NAME [grade.sh options]
+#   scripts/grade-exercise.sh 01-first-pool NAME [--build-dir DIR] [--out DIR] [--isolated]
 #
 # ID is a folder under course/exercises/. Its CMakeLists.txt (pools_add_exercise, cmake/course.cmake)
 # names the check program; this script configures the build folder if it is not configured yet,
@@ -23,8 +23,11 @@
 # private namespaces, everything read-only but the build folder (the check: not even that), no
 # network, with limits; not root: said on one line, and graded with the limits only.
 #
-# An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool)
-# is graded by scripts/grade.sh NAME, the pool's report card; this script passes NAME on.
+# An exercise whose work is a pool of its own (its folder has no CMakeLists.txt: 01-first-pool) is
+# graded the same way on the pool made by scripts/new-pool.sh NAME: the static check of
+# variants/NAME/include/pools/NAME/pool.hpp, then course_01_check_NAME (course/CMakeLists.txt builds
+# course/exercises/01-first-pool/check.cpp per pool) scored on 01's rubric, in the release build.
+# The pool's report card (conformance under ASan and TSan, bench, HTTP) is scripts/grade.sh NAME.
 #
 # A build folder that is not configured yet is configured with the preset, plus the words of the
 # environment variable GRADE_CONFIGURE_ARGS (scripts/grade-class.sh configures only the variants the
@@ -49,7 +52,7 @@ known() {
 }
 usage() {
   echo "usage: scripts/grade-exercise.sh ID [--preset P] [--build-dir DIR] [--out DIR] [--isolated]" >&2
-  echo "       scripts/grade-exercise.sh 01-first-pool NAME    (the pool made by scripts/new-pool.sh NAME)" >&2
+  echo "       scripts/grade-exercise.sh 01-first-pool NAME [options]   (the pool made by scripts/new-pool.sh NAME)" >&2
   echo "known exercises: $(known)" >&2
   exit 2
 }
@@ -61,11 +64,15 @@ shift
 [[ $id =~ ^[0-9a-z][0-9a-z_-]*$ && -d course/exercises/$id ]] || bad "no exercise '$id' (course/exercises/$id/)"
 dir=course/exercises/$id
 
+pool=
 if [[ ! -f $dir/CMakeLists.txt ]]; then
-  # The exercise's work is a variant of its own: its grader is the pool's report card.
+  # The exercise's work is a variant of its own (file comment).
   [[ $# -ge 1 && $1 != -* ]] ||
     bad "exercise $id grades the pool you made with scripts/new-pool.sh NAME: scripts/grade-exercise.sh $id NAME"
-  exec scripts/grade.sh "$@"
+  pool=$1
+  shift
+  [[ $pool =~ ^[a-z][a-z0-9_]*$ && -f variants/$pool/include/pools/$pool/pool.hpp ]] ||
+    bad "no pool '$pool' (variants/$pool/include/pools/$pool/pool.hpp): make it with scripts/new-pool.sh $pool"
 fi
 
 preset=
@@ -82,8 +89,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-# The exercise's own settings, read from its pools_add_exercise call.
-cmake_text=$(tr '\n' ' ' <"$dir/CMakeLists.txt")
+# The exercise's own settings, read from its pools_add_exercise call (01: release, 240 s).
+cmake_text=$( [[ -n $pool ]] && echo "TIMEOUT 240" || tr '\n' ' ' <"$dir/CMakeLists.txt")
 sanitizer=$(grep -oE 'SANITIZER[[:space:]]+(address|thread)' <<<"$cmake_text" | awk '{print $2}' | head -1)
 timeout_s=$(grep -oE 'TIMEOUT[[:space:]]+[0-9]+' <<<"$cmake_text" | awk '{print $2}' | head -1)
 timeout_s=${timeout_s:-120}
@@ -111,15 +118,22 @@ mkdir -p "$out" || bad "cannot create the output folder '$out'"
 started=$SECONDS
 target=exercise_$id
 exe=$build_dir/course/exercises/$id/$target
+if [[ -n $pool ]]; then
+  target=course_01_check_$pool
+  exe=$build_dir/course/$target
+fi
 
 verdict() {  # PASS|FAIL: adds how it was graded to report.json (course/tools/grade_run.py wrote it), exits
   local result=$1
-  python3 - "$id" "$preset" "$build_dir" "$((SECONDS - started))" "$out" <<'PY'
+  python3 - "$id" "$preset" "$build_dir" "$((SECONDS - started))" "$out" "$pool" <<'PY'
 import json, sys
-exercise, preset, build_dir, seconds, out = sys.argv[1:]
+exercise, preset, build_dir, seconds, out, pool = sys.argv[1:]
 report = json.load(open(f"{out}/report.json"))
 report.update({"preset": preset, "build_dir": build_dir, "seconds": int(seconds),
                "command": f"scripts/grade-exercise.sh {exercise} --preset {preset} --build-dir {build_dir}"})
+if pool:
+    report["pool"] = pool
+    report["command"] = report["command"].replace(exercise, f"{exercise} {pool}", 1)
 json.dump(report, open(f"{out}/report.json", "w"), indent=2)
 PY
   echo "$result: exercise $id ($preset build in $build_dir/; output and report.json in $out/)"
@@ -132,13 +146,22 @@ zero() {  # REASON: no run (refused, or does not compile): every test of the rub
 }
 
 # What this exercise needs, checked without root: one line per missing thing, with its package.
-scripts/course-needs.sh "$id" || exit 1
+if [[ -n $pool ]]; then
+  scripts/course-needs.sh "$id" --no-http || exit 1  # the card's extras (cloc, wrk) stay the card's
+else
+  scripts/course-needs.sh "$id" || exit 1
+fi
 
 # The static check of the student's files, before anything of theirs is compiled
 # (course/tools/grade_static.py: the headers, names and constructs a submission may not use).
-read -ra files <<<"$(tr '\n' ' ' <"$dir/CMakeLists.txt" |
-  grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
-if ! python3 course/tools/grade_static.py "$id" "${files[@]/#/$dir/}" >"$out/static.txt" 2>&1; then
+if [[ -n $pool ]]; then
+  paths=("variants/$pool/include/pools/$pool/pool.hpp")
+else
+  read -ra files <<<"$(tr '\n' ' ' <"$dir/CMakeLists.txt" |
+    grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
+  paths=("${files[@]/#/$dir/}")
+fi
+if ! python3 course/tools/grade_static.py "$id" "${paths[@]}" >"$out/static.txt" 2>&1; then
   sed 's/^/  FAIL  /' "$out/static.txt" | tee "$out/output.txt"
   zero "the static check refused the submission: $(head -1 "$out/static.txt")"
 fi

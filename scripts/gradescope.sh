@@ -42,6 +42,12 @@ zip=$(cd "$(dirname "$zip")" && pwd)/$(basename "$zip")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 "$root/course/tools/copy-tree.sh" "$root" "$stage/tree"
+# The reference solution goes with the hidden tests: the pool the speed tests (01, 03) measure
+# against in the same run (course/instructor/hidden/EXERCISE/reference/).
+if [[ -d $stage/tree/course/solutions/$id ]]; then
+  mkdir -p "$stage/tree/course/instructor/hidden/$id"
+  cp -a "$stage/tree/course/solutions/$id" "$stage/tree/course/instructor/hidden/$id/reference"
+fi
 rm -rf "$stage"/tree/course/solutions "$stage"/tree/course/cheats "$stage"/tree/grade
 # Of the instructor's material, only the hidden tests stay (course/instructor/hidden/): the zip is
 # the instructor's, uploaded to Gradescope, never handed out.
@@ -72,17 +78,16 @@ if [[ $(g++ -dumpversion | cut -d. -f1) -lt 12 ]]; then
 fi
 # Build the exercise once, so that grading a submission compiles the student's files only.
 if [[ $id == 01-first-pool ]]; then
-  scripts/new-pool.sh warmup >/dev/null
-  scripts/grade.sh warmup --class --out "$ag/source/warmup" >"$ag/source/warmup.log" 2>&1 || true  # the scaffold fails its rules
-  # ... its rules, that is: the scaffold must still build in all three builds, or every
-  # submission would score "does not compile": stop here, loudly.
-  if ! python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); sys.exit(not c["builds"] or not all(b["built"] for b in c["builds"].values()))' \
-      "$ag/source/warmup/report.json" 2>/dev/null; then
-    tail -40 "$ag/source/warmup.log" >&2 || true
-    echo "setup.sh: the warm-up build of the scaffold (scripts/grade.sh warmup --class) failed (above); the autograder cannot grade" >&2
+  # The build is configured with the one pool every submission becomes (pools::student).
+  scripts/new-pool.sh student >/dev/null
+  GRADE_CONFIGURE_ARGS="-DPOOLS_VARIANTS=student -DPOOLS_BUILD_BENCH=OFF" \
+    scripts/grade-exercise.sh "$id" student --out "$ag/source/warmup" >"$ag/source/warmup.log" 2>&1 || true  # the scaffold fails
+  if [[ ! -x build/course/course_01_check_student ]]; then
+    tail -40 "$ag/source/warmup/build.log" "$ag/source/warmup.log" >&2 || true
+    echo "setup.sh: the warm-up build of course_01_check_student failed (above); the autograder cannot grade" >&2
     exit 1
   fi
-  rm -rf variants/warmup "$ag/source/warmup" "$ag/source/warmup.log"
+  rm -rf variants/student "$ag/source/warmup" "$ag/source/warmup.log"
 else
   scripts/grade-exercise.sh "$id" --out "$ag/source/warmup" >"$ag/source/warmup.log" 2>&1 || true  # the start fails
   # ... its check, that is; a build that failed is the image's fault, and every submission would
@@ -120,13 +125,10 @@ export CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
 rm -rf variants/student "course/exercises/$id"
 cp -a "$ag/source/start-files" "course/exercises/$id"
 if ! course/tools/place-submission.sh "$id" "$sub" . student >"$grade/output.txt" 2>&1; then
-  if [[ -f course/exercises/$id/CMakeLists.txt ]]; then  # 02..07: every test of the rubric, 0
-    python3 course/tools/grade_run.py zero "$id" "$grade" "$(grep -m1 '  FAIL  ' "$grade/output.txt" | sed 's/^  FAIL  //')" >/dev/null
-  else
-    echo '{"passed": false, "failures": []}' >"$grade/report.json"
-  fi
+  # Every test of the rubric, 0, with the reason.
+  python3 course/tools/grade_run.py zero "$id" "$grade" "$(grep -m1 '  FAIL  ' "$grade/output.txt" | sed 's/^  FAIL  //')" >/dev/null
 elif [[ $id == 01-first-pool ]]; then
-  timeout 1800 scripts/grade.sh student --class --out "$grade" >"$grade/output.txt" 2>&1
+  timeout 1800 scripts/grade-exercise.sh "$id" student --out "$grade" --isolated >/dev/null 2>&1
 else
   timeout 1800 scripts/grade-exercise.sh "$id" --out "$grade" --isolated >/dev/null 2>&1
 fi

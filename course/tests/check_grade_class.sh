@@ -11,7 +11,9 @@
 # and the logins map to valid, distinct pool names (J-Doe -> j_doe, j.doe -> j_doe_2, 123abc ->
 # s_123abc, class -> class_2, while -> while_2), written in results.csv and results.json. Then
 # exercise 07-replay-schedule, whose copies must be configured with the coroutines variant: its
-# solution PASSes, its starting point FAILs with the seed that oversells.
+# solution PASSes, its starting point FAILs with the seed that oversells. Then exercise 01 (a pool
+# of the student's own, variants/<name>/): the solution 20 of 20, the scaffold at most 5, a slow
+# but correct pool below full marks (its speed points against the reference pool lost).
 #
 #   course/tests/check_grade_class.sh SOURCE_TREE
 set -uo pipefail
@@ -61,7 +63,7 @@ csv=$work/out/results.csv
 cat "$csv"
 row() { grep -E "^$1," "$csv" || fail "no row for $1 in results.csv"; }
 [[ $(row 'j\.doe') == 'j.doe,j_doe_2,PASS,20,20,'* ]] || fail "j.doe: $(row 'j\.doe')"
-head -1 "$csv" | grep -qF 'fix 1: fib_helping on 1, 2 and 4 threads (10)' || fail "no column per rubric test"
+head -1 "$csv" | grep -qF 'fix 1: fib_helping on 1, 2 and 4 threads (8)' || fail "no column per rubric test"
 [[ $(row 'J-Doe') == 'J-Doe,j_doe,FAIL,0,20,'* ]] || fail "J-Doe: $(row 'J-Doe')"
 row 'J-Doe' | grep -q "deadlock: all" || fail "J-Doe's failure does not name the deadlock"
 [[ $(row 123abc) == '123abc,s_123abc,FAIL,'* ]] || fail "123abc: $(row 123abc)"
@@ -77,7 +79,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 by = {s["login"]: s for s in r["students"]}
 assert sorted(by) == ["123abc", "J-Doe", "class", "forger", "j.doe", "while"], sorted(by)
-assert r["max_score"] == 20 and [t["max_score"] for t in r["rubric"]] == [10, 5, 5], r["rubric"]
+assert r["max_score"] == 20 and [t["max_score"] for t in r["rubric"]] == [8, 4, 4, 4], r["rubric"]
 assert by["j.doe"]["score"] == 20 and by["forger"]["score"] == 0 and by["J-Doe"]["score"] == 0
 assert by["j.doe"]["answers"] and not by["J-Doe"]["answers"], "ANSWERS.md was not collected"
 assert by["j.doe"]["passed"] and not any(by[l]["passed"] for l in by if l != "j.doe")
@@ -102,3 +104,23 @@ cat "$csv"
 [[ $(row start) =~ ^start,start,FAIL,(0|4),20, ]] || fail "07, the starting point: $(row start)"
 row start | grep -q "seats sold, the show has" || fail "07, the starting point's failure does not name the overselling"
 echo "grade-class.sh grades exercise 07 in copies configured with the coroutines variant"
+
+# Exercise 01, whose work is a pool of its own: each student's pool.hpp becomes variants/<name>/ in
+# the copy, graded by grade-exercise.sh 01-first-pool NAME --isolated on 01's rubric, hidden tests
+# and speed against the reference pool included: the solution 20 of 20, the scaffold at most 5, a
+# correct pool that pauses after every task below full marks, its speed points lost.
+s1=$work/subs01
+mkdir -p "$s1/ref" "$s1/start" "$s1/slow"
+sed 's/@NAME@/alice/g' "$src/course/solutions/01-first-pool/pool.hpp.in" >"$s1/ref/pool.hpp"
+sed 's/@NAME@/bob/g' "$src/scripts/templates/new-pool/pool.hpp.in" >"$s1/start/pool.hpp"
+cp "$src/course/cheats/01-first-pool/slow-pause-per-task/pool.hpp" "$s1/slow/"
+"$src/scripts/grade-class.sh" 01-first-pool "$s1" "$work/out01" -j 2 --timeout 900 || fail "grade-class.sh 01 failed"
+csv=$work/out01/results.csv
+cat "$csv"
+[[ $(row ref) == 'ref,ref,PASS,20,20,'* ]] || fail "01, the solution: $(row ref)"
+[[ $(row start) =~ ^start,start,FAIL,[0-5],20, ]] || fail "01, the starting point: $(row start)"
+row start | grep -q "not implemented yet" || fail "01, the starting point's failure does not say 'not implemented yet'"
+[[ $(row slow) =~ ^slow,slow,FAIL,1[0-9](\.[0-9])?,20, ]] || fail "01, the slow pool: $(row slow)"
+row slow | grep -q "fork-join, fib(22)" || fail "01, the slow pool's failure does not name the fork-join speed"
+head -1 "$csv" | grep -qF 'hidden: fork-join speed against the reference pool, on 2 threads (3)' || fail "01: no column for the speed test"
+echo "grade-class.sh grades exercise 01 on its rubric: the solution full, the scaffold 0, a slow pool loses its speed points"

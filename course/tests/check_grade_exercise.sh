@@ -25,5 +25,6 @@ expect "no exercise" "02-nested-wait; true"
 expect "unknown option '--bogus'" 02-nested-wait --bogus
 expect "unknown preset 'fast'" 02-nested-wait --preset fast
 expect "scripts/new-pool.sh NAME" 01-first-pool
+expect "no pool .nope.*scripts/new-pool.sh nope" 01-first-pool nope
 [[ ! -d grade/no-such-exercise ]] || fail "a bad argument left grade/no-such-exercise/ behind"
 echo "grade-exercise.sh refuses bad arguments with exit 2 and a message"

@@ -13,8 +13,10 @@ answers' share (graded by hand, scripts/grade-class.sh and Gradescope show it as
 run: the grader's side of the result channel (course/common/course/check.hpp). A pipe is made, its
 write end passed to the check as COURSE_RESULT_FD with a fresh random nonce in COURSE_RESULT_NONCE;
 the check's harness writes one JSON line per finished test, each carrying the nonce, and a last
-line with its verdict. A test scores its max_score when the harness reported it passed; a test it
-never reported (the check crashed, hung, or stopped earlier) scores 0. The run scores 0 in all
+line with its verdict. A test scores its max_score when the harness reported it passed, and a
+measured test (a speed test, report.partial) the share of it the harness reported ("thousandths",
+0..1000), rounded to a tenth of a point; a test it never reported (the check crashed, hung, or
+stopped earlier) scores 0. The run scores 0 in all
 when the channel cannot be trusted: a line without the nonce, a test name not in the rubric or
 reported twice, an exit status that disagrees with the verdict (0 without the harness's PASS),
 a PASS that leaves a rubric test out. What the process prints is kept in OUT_DIR/output.txt for
@@ -32,7 +34,8 @@ Exit 0 when every test passed, 1 otherwise, 2 for a bad argument.
 selftest (cmake/course.cmake's tests): the static check on FILES_DIR's copies of the exercise's
 files, then the run, as the graders do; "start" passes when the score is at most 25 % of the code
 points and the start's EXPECT_FAILURE reason is shown, "solution" when the score is full, REGEX
-(a cheat) when the score is not full and REGEX is in the output or the reasons.
+(a cheat) when the score is not full and REGEX is in the output or the reasons. "start" also
+requires 0 on every hidden test of the rubric: each hidden test can fail.
 """
 import json
 import os
@@ -60,10 +63,12 @@ def load_rubric(exercise):
 
 
 def write_report(exercise, rubric, out_dir, results, reasons, rc, seconds):
-    """results: name -> (passed, output); reasons: why the run as a whole failed (if it did)."""
+    """results: name -> (passed, output, thousandths of the points earned); reasons: why the run as a
+    whole failed (if it did). A measured test (a speed test) earns a share of its points: rounded
+    to a tenth of a point."""
     tests, failures = [], list(reasons)
     for t in rubric["tests"]:
-        passed, output = results.get(t["name"], (False, None))
+        passed, output, share = results.get(t["name"], (False, None, 0))
         ran = output is not None
         if reasons:
             passed = False
@@ -74,18 +79,21 @@ def write_report(exercise, rubric, out_dir, results, reasons, rc, seconds):
             output = "not run: " + (reasons[0] if reasons else "the check stopped before this test")
         elif reasons:
             output = f"scored 0: {reasons[0]}\n{output}"
-        tests.append({"name": t["name"], "max_score": t["max_score"], "score": t["max_score"] if passed else 0,
+        score = t["max_score"] if passed else 0 if reasons or not ran else round(t["max_score"] * share / 1000, 1)
+        score = int(score) if score == int(score) else score
+        tests.append({"name": t["name"], "max_score": t["max_score"], "score": score,
                       "passed": passed, "output": output,
                       "hidden_not_run": bool(t.get("hidden")) and not ran and not reasons})
         if not passed and not reasons and not (t.get("hidden") and not ran):  # reasons: said for all at once
-            failures += [line[6:] for line in output.splitlines() if line.startswith("FAIL  ")] if ran else \
+            failures += [line[6:] for line in output.splitlines() if line.startswith(("FAIL  ", "PART  "))] if ran else \
                 [f"not run: {t['name']}"]
     seen, unique = set(), []
     for f in failures:
         if f not in seen:
             seen.add(f)
             unique.append(f)
-    score = sum(t["score"] for t in tests)
+    score = round(sum(t["score"] for t in tests), 1)
+    score = int(score) if score == int(score) else score
     # A hidden test not compiled in (a hand-out) does not fail the verdict: the instructor's grader runs it.
     report = {"exercise": exercise, "passed": all(t["passed"] or t["hidden_not_run"] for t in tests), "score": score,
               "max_score": sum(t["max_score"] for t in tests), "answers_points": rubric.get("answers_points", 0),
@@ -201,7 +209,11 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args, isolated=False):
             reasons.append(f"the test {record['test']!r} was reported twice: forged results score 0")
             break
         else:
-            results[record["test"]] = (record.get("passed") is True, record.get("output", ""))
+            share = record.get("thousandths", 1000 if record.get("passed") is True else 0)
+            if not isinstance(share, int) or not 0 <= share <= 1000:
+                reasons.append(f"the test {record['test']!r} reported a share of its points out of range: {share!r}")
+                break
+            results[record["test"]] = (record.get("passed") is True, record.get("output", ""), share)
     notes = []
     if timed_out:
         notes.append(f"the check did not finish within {timeout} s and was stopped")
@@ -237,9 +249,17 @@ def run_check(exercise, exe, out_dir, timeout, quiet, args, isolated=False):
 
 
 def expect_failure(exercise):
-    text = open(os.path.join(ROOT, "course", "exercises", exercise, "CMakeLists.txt")).read()
-    m = re.search(r'EXPECT_FAILURE\s+"([^"]*)"', text)
+    """The start's readable reason: its pools_add_exercise's EXPECT_FAILURE, or (01, whose check is
+    built per pool) the rubric's "expect_failure"."""
+    path = os.path.join(ROOT, "course", "exercises", exercise, "CMakeLists.txt")
+    if not os.path.exists(path):
+        return load_rubric(exercise).get("expect_failure")
+    m = re.search(r'EXPECT_FAILURE\s+"([^"]*)"', open(path).read())
     return m.group(1) if m else None
+
+
+def hidden_names(exercise):
+    return {t["name"] for t in load_rubric(exercise)["tests"] if t.get("hidden")}
 
 
 def student_files(exercise):
@@ -302,9 +322,11 @@ def selftest(exercise, files_dir, exe, expect, timeout):
         why = f"the reference solution scored {score} of {full}; it must score full marks"
     elif expect == "start":
         regex = expect_failure(exercise)
-        ok = score * 4 <= full and regex is not None and re.search(regex, text) is not None
-        why = (f"the starting point scored {score} of {full} (at most 25 % allowed) and must show "
-               f"/{regex}/")
+        # Every hidden test must be able to fail: the start fails each one that ran.
+        passed_hidden = [t["name"] for t in report["tests"] if t["name"] in hidden_names(exercise) and t["score"] > 0]
+        ok = score * 4 <= full and regex is not None and re.search(regex, text) is not None and not passed_hidden
+        why = (f"the starting point scored {score} of {full} (at most 25 % allowed), must show /{regex}/ "
+               f"and score 0 on every hidden test" + (f" (it scored on {passed_hidden})" if passed_hidden else ""))
     else:
         ok = score < full and re.search(expect, text) is not None
         why = f"the cheat scored {score} of {full}; it must lose points, with /{expect}/ shown"

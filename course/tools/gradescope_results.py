@@ -4,9 +4,10 @@
 
   python3 course/tools/gradescope_results.py EXERCISE GRADE_DIR RESULTS_JSON
 
-GRADE_DIR is what the grader wrote: report.json and output.txt of scripts/grade-exercise.sh (02..07),
-or report.json of scripts/grade.sh NAME --class (01). The tests are Gradescope's documented format
-(https://gradescope-autograders.readthedocs.io, "Autograder Specifications"): for 02..07 the tests
+GRADE_DIR is what the grader wrote: report.json and output.txt of scripts/grade-exercise.sh (01..07;
+01 on the pool), or report.json of scripts/grade.sh NAME --class (the report card of 01, kept
+for a card graded by hand). The tests are Gradescope's documented format
+(https://gradescope-autograders.readthedocs.io, "Autograder Specifications"): for 01..07 the tests
 of the exercise's fixed rubric (course/exercises/<id>/rubric.json), with their max_score, as
 course/tools/grade_run.py scored them from the check's result channel (never from printed lines); a
 submission the static check refuses or that does not compile scores 0 on every one, with the
@@ -84,10 +85,10 @@ def main():
         tests, passed, answers = [{"name": "grading finished", "score": 0, "max_score": 1, "status": "failed",
                                    "output": "the grader wrote no report (stopped by its time limit?)",
                                    "visibility": "visible"}], False, 0
-    elif exercise == "01-first-pool":
-        tests, passed, answers = tests_of_card(grade_dir)
     elif "tests" in json.load(open(os.path.join(grade_dir, "report.json"))):
         tests, passed, answers = tests_of_rubric(grade_dir)
+    elif exercise == "01-first-pool":
+        tests, passed, answers = tests_of_card(grade_dir)
     else:
         tests, passed, answers = tests_of_lines(grade_dir)
     score = sum(t["score"] for t in tests)
@@ -98,7 +99,7 @@ def main():
                    f"{score} of {total} code points"
                    + (f"; the written answers ({answers} points) are graded by hand: "
                       + ("ANSWERS.md handed in" if os.path.exists(os.path.join(grade_dir, "ANSWERS.md"))
-                         else "no ANSWERS.md handed in") if answers and exercise != "01-first-pool" else ""),
+                         else "no ANSWERS.md handed in") if answers else ""),
                    "visibility": "visible", "tests": tests}, f, indent=2)
     print(f"gradescope: {score} / {total} -> {results}")
     return 0

@@ -8,6 +8,9 @@
 //   return report.finish();  // prints PASS or FAIL with every reason; the exit status says which
 //
 // A test passes when every requirement checked under it is met (and at least one was checked).
+// A measured test (a speed test: full points within a stated factor of a reference, fewer beyond)
+// also calls report.partial(fraction, what): it scores that fraction of its points, and passes
+// only at 1.
 // The printed lines are for the student to read; the score does not come from them. The student's
 // code runs in this process and could print anything, so the grader (course/tools/grade_run.py) passes
 // a pipe's write end and a random nonce in COURSE_RESULT_FD and COURSE_RESULT_NONCE; the report
@@ -79,6 +82,17 @@ class report {
     return met;
   }
 
+  /// A measured part of the current test: it scores `fraction` (clamped to 0..1) of its points,
+  /// the smallest fraction given when there are several; "ok" at 1, "PART" below it.
+  void partial(double fraction, const std::string& what) {
+    fraction = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
+    const char* tag = fraction >= 1 ? "ok    " : "PART  ";
+    std::cout << "  " << tag << what << '\n';
+    fraction_ = fraction < fraction_ ? fraction : fraction_;
+    ++checked_;
+    test_output_ += std::string(tag) + what + "\n";
+  }
+
   /// A line that is information, not a requirement (timings, explanations).
   void note(const std::string& what) { std::cout << "  note  " << what << '\n'; }
 
@@ -112,11 +126,16 @@ class report {
   void end_test() {
     if (!test_open_) return;
     test_open_ = false;
-    const bool passed = test_passed_ && checked_ > 0;
+    const bool met = test_passed_ && checked_ > 0;
+    const bool passed = met && fraction_ >= 1;
     if (checked_ == 0) test_output_ += "FAIL  nothing of this test was checked (an earlier step failed)\n";
+    // Integer thousandths: the number goes out without locale or float formatting.
+    const long thousandths = met ? static_cast<long>(fraction_ * 1000 + 0.5) : 0;
     send("{\"nonce\":\"" + escaped(nonce_) + "\",\"test\":\"" + escaped(test_) +
-         "\",\"passed\":" + (passed ? "true" : "false") + ",\"output\":\"" + escaped(test_output_) + "\"}");
+         "\",\"passed\":" + (passed ? "true" : "false") + ",\"thousandths\":" + std::to_string(thousandths) +
+         ",\"output\":\"" + escaped(test_output_) + "\"}");
     test_passed_ = true;
+    fraction_ = 1;
     checked_ = 0;
     test_output_.clear();
   }
@@ -157,6 +176,7 @@ class report {
   std::string test_;
   bool test_open_ = false;
   bool test_passed_ = true;
+  double fraction_ = 1;  // partial(): the share of the current test's points it earned
   int checked_ = 0;
   std::string test_output_;
 };

@@ -177,6 +177,14 @@ std::string name(const char* f, int n, std::size_t threads) {
 
 }  // namespace
 
+// The hidden workload: only in the instructor's graders, which build the check with
+// course/instructor/hidden/02-nested-wait/ on the include path; the hand-out has no such folder,
+// and a student's run says the test exists and what it is worth (its rubric.json entry).
+#if __has_include(<hidden_tests.hpp>)
+#include <hidden_tests.hpp>
+#define COURSE_HIDDEN_TESTS 1
+#endif
+
 int main() {
   course::report report("02-nested-wait");
   // A backstop for everything run() cannot see (the calling thread itself stuck in your code).
@@ -275,6 +283,10 @@ int main() {
                                     : why);
   }
 
+#ifdef COURSE_HIDDEN_TESTS
+  std::cout << "-- hidden" << '\n';
+  hidden_tests(report);
+#endif
   const int status = report.finish();
   if (abandoned_a_pool) {
     // The abandoned pools' threads are stuck for good; leave without waiting for anything.

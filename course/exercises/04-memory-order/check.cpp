@@ -184,6 +184,14 @@ void scenario(course::report& report, const std::string& name, rl::iteration_t i
 
 }  // namespace
 
+// The hidden scenario: only in the instructor's graders, which build the check with
+// course/instructor/hidden/04-memory-order/ on the include path; the hand-out has no such folder,
+// and a student's run says the test exists and what it is worth (its rubric.json entry).
+#if __has_include(<hidden_tests.hpp>)
+#include <hidden_tests.hpp>
+#define COURSE_HIDDEN_TESTS 1
+#endif
+
 int main(int argc, char** argv) {
   course::report report("04-memory-order");
   // Enough schedules that the weakened order is found in every run observed (it takes thousands),
@@ -191,5 +199,8 @@ int main(int argc, char** argv) {
   const rl::iteration_t iterations = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
   scenario<race_test>(report, "race: owner push/pop with growth vs two thieves", iterations);
   scenario<last_element_test>(report, "last element: owner pop vs thief steal", iterations);
+#ifdef COURSE_HIDDEN_TESTS
+  hidden_tests(report, iterations);
+#endif
   return report.finish();
 }

@@ -182,6 +182,14 @@ void many(course::report& report) {
 
 }  // namespace
 
+// The hidden scenario: only in the instructor's graders, which build the check with
+// course/instructor/hidden/06-callback-lifetime/ on the include path; the hand-out has no such
+// folder, and a student's run says the test exists and what it is worth (its rubric.json entry).
+#if __has_include(<hidden_tests.hpp>)
+#include <hidden_tests.hpp>
+#define COURSE_HIDDEN_TESTS 1
+#endif
+
 int main() {
 #if COURSE_ASAN
   __asan_set_death_callback(on_asan_error);
@@ -194,6 +202,9 @@ int main() {
 #endif
   echo_and_kick(report);
   many(report);
+#ifdef COURSE_HIDDEN_TESTS
+  hidden_tests(report);
+#endif
   current_step = "the end";
   return report.finish();
 }

@@ -109,6 +109,14 @@ void explore_part(course::report& report, const char* label, const char* strateg
 
 }  // namespace
 
+// The hidden workload: only in the instructor's graders, which build the check with
+// course/instructor/hidden/07-replay-schedule/ on the include path; the hand-out has no such folder,
+// and a student's run says the test exists and what it is worth (its rubric.json entry).
+#if __has_include(<hidden_tests.hpp>)
+#include <hidden_tests.hpp>
+#define COURSE_HIDDEN_TESTS 1
+#endif
+
 int main() {
   course::report report("07-replay-schedule");
 
@@ -139,5 +147,9 @@ int main() {
     course::deadline limit("PCT over 5000 seeds", 60s, "a simulated run that never ends");
     explore_part(report, "pct:2", "pct:2:60");
   }
+#ifdef COURSE_HIDDEN_TESTS
+  std::printf("-- hidden\n");
+  hidden_tests(report);
+#endif
   return report.finish();
 }
