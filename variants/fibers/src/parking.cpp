@@ -86,6 +86,7 @@ void submit(scheduler& s, task_base* t) {
 }
 
 void wait_for_task(task_base& t) {
+  sync_point("join");
   if ((t.state.load(std::memory_order_acquire) & task_base::done_bit) != 0) return;
   if (worker* w = current_worker(); w != nullptr && w->sched == t.owner) {
     const std::uintptr_t item = item_of(&t);
@@ -147,6 +148,16 @@ void yield_fiber() {
   if (item == 0) return;  // nothing else wants to run
   context* next = w.sched->context_for(w, item);
   suspend_to(next != nullptr ? *next : w.home, {&requeue_self, nullptr});  // home: see suspend_current
+}
+
+void simulated_sync_point(const char* operation) noexcept {
+  fiber_record* f = current_fiber();
+  if (f == nullptr) return;  // a plain thread: nothing to switch
+  simulation* sim = f->owner->simulated();
+  if (sim == nullptr) return;  // a real pool's fiber, while a simulated pool exists elsewhere
+  sim->point_before(operation);
+  // As yield_fiber on a simulated worker: back home, queued behind the others by requeue_self.
+  suspend_to(current_worker()->home, {&requeue_self, nullptr});
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {

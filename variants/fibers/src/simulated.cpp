@@ -22,11 +22,15 @@ namespace detail {
 class simulation_adapter final : public simulation {
  public:
   simulation_adapter(pools::sim::scheduler& engine, const stack_options& stack)
-      : engine_(&engine), scheduler_(options_with(stack), *this), epoch_(std::chrono::steady_clock::now()) {}
+      : engine_(&engine), scheduler_(options_with(stack), *this), epoch_(std::chrono::steady_clock::now()) {
+    // From now on the primitives' sync_point() looks for a simulated fiber (detail/waiter.hpp).
+    simulated_pools.fetch_add(1, std::memory_order_relaxed);
+  }
   simulation_adapter(const simulation_adapter&) = delete;
   simulation_adapter& operator=(const simulation_adapter&) = delete;
 
   ~simulation_adapter() {
+    simulated_pools.fetch_sub(1, std::memory_order_relaxed);
     // Fibers whose task is not done are suspended for good (a failed run): their stacks go back
     // unrun (discard_fiber). Then every task loses the reference this pool kept (start()); an unfinished one
     // is destroyed outright — the handles that also point to it lived on those stacks, or in run().
@@ -103,8 +107,13 @@ class simulation_adapter final : public simulation {
 
   void make_ready(fiber_record* f, std::uintptr_t item) {
     const pools::sim::task_id id = task_of_fiber(f);
-    if (engine_->in_step())
-      engine_->annotate(id == engine_->current_task() ? "yields" : "wakes " + engine_->name_of(id));
+    if (engine_->in_step()) {
+      if (id != engine_->current_task()) {
+        engine_->annotate("wakes " + engine_->name_of(id));
+      } else if (!std::exchange(at_point_, false)) {  // a point has said "yields before ..." already
+        engine_->annotate("yields");
+      }
+    }
     ready(id, item);
   }
 
@@ -125,6 +134,11 @@ class simulation_adapter final : public simulation {
     } catch (...) {
       fail(std::current_exception());
     }
+  }
+
+  void point_before(const char* operation) noexcept override {
+    engine_->point_before(operation);
+    at_point_ = true;  // the yield that follows (make_ready) is this point's
   }
 
   void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept override {
@@ -223,6 +237,7 @@ class simulation_adapter final : public simulation {
   std::size_t spawned_ = 0;
   std::size_t posted_ = 0;
   std::exception_ptr failure_;
+  bool at_point_ = false;  // the running fiber yields at a scheduling point (point_before)
 };
 
 }  // namespace detail

@@ -32,6 +32,7 @@ class shared_state {
 
   template <class... A>
   void set_value(A&&... a) {
+    sync_point("promise set_value");
     std::unique_lock guard(guard_);
     if (ready_) throw std::future_error(std::future_errc::promise_already_satisfied);
     value_.emplace(std::forward<A>(a)...);
@@ -39,6 +40,7 @@ class shared_state {
   }
 
   void set_exception(std::exception_ptr e) {
+    sync_point("promise set_exception");
     std::unique_lock guard(guard_);
     if (ready_) throw std::future_error(std::future_errc::promise_already_satisfied);
     error_ = std::move(e);
@@ -47,6 +49,7 @@ class shared_state {
 
   /// For ~promise: stores broken_promise unless a result is already there.
   void abandon() noexcept {
+    sync_point("promise destroyed");
     std::unique_lock guard(guard_);
     if (ready_) return;
     error_ = std::make_exception_ptr(std::future_error(std::future_errc::broken_promise));
@@ -59,6 +62,7 @@ class shared_state {
   }
 
   void wait() {
+    sync_point("future wait");
     std::unique_lock guard(guard_);
     if (ready_) return;
     waiter me;
@@ -67,6 +71,7 @@ class shared_state {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
+    sync_point("future wait_until");
     if (ready()) return true;
     waiter me(deadline);  // may throw std::bad_alloc; made outside the spinlock: it allocates
     std::unique_lock guard(guard_);
@@ -120,7 +125,10 @@ class future {
   future& operator=(future&&) noexcept = default;
 
   bool valid() const noexcept { return state_ != nullptr; }
-  bool is_ready() const { return state().ready(); }
+  bool is_ready() const {
+    detail::sync_point("future is_ready");
+    return state().ready();
+  }
 
   /// Waits for the result and returns it (rethrows a stored exception). Invalidates the future.
   T get() {

@@ -30,6 +30,7 @@ class latch {
 
   /// Throws std::invalid_argument when n < 0 or n exceeds the remaining count.
   void count_down(std::ptrdiff_t n = 1) {
+    detail::sync_point("latch count_down");
     std::unique_lock guard(guard_);
     if (n < 0 || n > count_) {
       const auto left = count_;
@@ -45,11 +46,13 @@ class latch {
   }
 
   bool try_wait() const noexcept {
+    detail::sync_point("latch try_wait");
     std::lock_guard guard(guard_);
     return count_ == 0;
   }
 
   void wait() const {
+    detail::sync_point("latch wait");
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
     detail::waiter me;

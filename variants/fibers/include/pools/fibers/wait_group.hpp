@@ -28,12 +28,14 @@ class wait_group {
   /// Adds n (>= 0) to the count.
   void add(std::ptrdiff_t n = 1) {
     if (n < 0) throw std::invalid_argument("pools::fibers::wait_group::add: negative " + std::to_string(n));
+    detail::sync_point("wait_group add");
     std::lock_guard guard(guard_);
     count_ += n;
   }
 
   /// Marks one unit done. Throws std::logic_error when the count is already zero.
   void done() {
+    detail::sync_point("wait_group done");
     std::unique_lock guard(guard_);
     if (count_ == 0) {
       guard.unlock();
@@ -46,6 +48,7 @@ class wait_group {
   }
 
   void wait() {
+    detail::sync_point("wait_group wait");
     std::unique_lock guard(guard_);
     if (count_ == 0) return;
     detail::waiter me;
@@ -54,6 +57,7 @@ class wait_group {
   }
 
   std::ptrdiff_t count() const noexcept {
+    detail::sync_point("wait_group count");
     std::lock_guard guard(guard_);
     return count_;
   }
