@@ -87,7 +87,8 @@ QUICK_FORK_JOIN_ONCE = {"fibers/textbook"}
 
 
 def fail(msg):
-    print(f"compare.py: {msg}", file=sys.stderr)
+    """Exit 2 with the message, named by the script that runs (compare.py, or scaling.py using this module)."""
+    print(f"{os.path.basename(sys.argv[0]) or 'compare.py'}: {msg}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -177,14 +178,21 @@ def run_one(binary, subject, workload, args, out_dir, env, progress):
     # rejects an option given twice).
     opts = {"--reps": str(args.reps), "--warmup": "1", **SLOW_SUBJECTS.get(subject, {}),
             **COLD_WORKLOADS.get(workload, {}), **(QUICK_SIZES.get(workload, {}) if args.quick else {})}
-    cmd = [binary, "--workload", workload, "--threads", str(args.threads), "--json", path]
+    return bench_run(binary, subject, workload, args.threads, opts, path, env, args.timeout, progress)
+
+
+def bench_run(binary, subject, workload, threads, opts, path, env, timeout, progress):
+    """One bench_<subject> process: `opts` ({"--n": "30", ...}) after the workload, thread count and
+    --json PATH; `env` (a flavour's setting) on top of this environment. Returns its JSON record
+    with "variant" and "command" set, or a record that says it failed or timed out."""
+    cmd = [binary, "--workload", workload, "--threads", str(threads), "--json", path]
     cmd += [x for kv in opts.items() for x in kv]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            env={**os.environ, **env} if env else None)
     except subprocess.TimeoutExpired:
         return {"workload": workload, "variant": subject, "supported": False,
-                "reason": f"timed out after {args.timeout} s", "command": " ".join(cmd)}
+                "reason": f"timed out after {timeout} s", "command": " ".join(cmd)}
     if p.returncode != 0:
         return {"workload": workload, "variant": subject, "supported": False, "failed": True,
                 "reason": (p.stderr.strip() or f"exit {p.returncode}")[:300], "command": " ".join(cmd)}
@@ -443,6 +451,41 @@ def render(args):
     return 0
 
 
+def discover_subjects(build, requested=None):
+    """What `build` can run: (variants, flavours, subjects, binaries). The variants come from
+    <build>/pools_variants.txt, the flavours from their bench/flavours.txt, the references from
+    REFERENCES; `requested` (a comma list, or None for every one that is built) picks the subjects.
+    An unknown subject, or a requested or registered one whose bench_<name> is not built, is an
+    error (exit 2); a reference that was not built is left out unless it was requested."""
+    listing = os.path.join(build, "pools_variants.txt")
+    if not os.path.exists(listing):
+        fail(f"{listing} not found: configure and build first (cmake --preset release && cmake --build build)")
+    variants = [l.strip() for l in open(listing) if l.strip()]
+    flavours = read_flavours(variants)
+    known = [x for v in variants for x in [v] + [f for f in flavours if f.startswith(v + "/")]] + REFERENCES
+    subjects = requested.split(",") if requested else known
+    for s in subjects:
+        if s not in known:
+            fail(f"unknown subject '{s}'; known: {', '.join(known)}")
+    binaries = {}
+    for s in subjects:
+        b = find_binary(build, s)
+        if b:
+            binaries[s] = b
+        elif s.split("/", 1)[0] in variants or requested:
+            b = f"bench_{s.split('/', 1)[0]}"
+            fail(f"{b}{f' (for {s})' if '/' in s else ''} is not built in {build} (cmake --build {build} --target {b})")
+    return variants, flavours, [s for s in subjects if s in binaries], binaries
+
+
+def run_meta():
+    """Where a run's numbers come from: date, CPU, the checkout's commit, and the machine line."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
+    return {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown",
+            "machine": machine(cpu)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -472,29 +515,11 @@ def main():
     if args.threads < 1 or args.reps < 1 or args.rounds < 1 or args.timeout < 1:
         fail("--threads, --reps, --rounds and --timeout must be positive")
 
-    listing = os.path.join(args.build, "pools_variants.txt")
-    if not os.path.exists(listing):
-        fail(f"{listing} not found: configure and build first (cmake --preset release && cmake --build build)")
-    variants = [l.strip() for l in open(listing) if l.strip()]
-    flavours = read_flavours(variants)
-    known = [x for v in variants for x in [v] + [f for f in flavours if f.startswith(v + "/")]] + REFERENCES
-    subjects = args.subjects.split(",") if args.subjects else known
-    for s in subjects:
-        if s not in known:
-            fail(f"unknown subject '{s}'; known: {', '.join(known)}")
+    variants, flavours, subjects, binaries = discover_subjects(args.build, args.subjects)
     args.workloads = args.workloads.split(",") if args.workloads else WORKLOADS
     for w in args.workloads:
         if w not in WORKLOADS:
             fail(f"unknown workload '{w}'; known: {', '.join(WORKLOADS)}")
-
-    binaries = {}
-    for s in subjects:
-        b = find_binary(args.build, s)
-        if b:
-            binaries[s] = b
-        elif s.split("/", 1)[0] in variants or args.subjects:
-            fail(f"bench_{s} is not built in {args.build} (cmake --build {args.build} --target bench_{s})")
-    subjects = [s for s in subjects if s in binaries]
     if args.baseline:
         if not os.path.exists(os.path.join(args.baseline, "pools_variants.txt")):
             fail(f"--baseline {args.baseline}: not a build directory (no pools_variants.txt)")
@@ -508,10 +533,7 @@ def main():
         subjects = with_base
 
     os.makedirs(os.path.join(args.out, "raw"), exist_ok=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "commit": commit or "unknown",
-            "machine": machine(cpu)}
+    meta = run_meta()
     if args.baseline:
         meta["baseline"] = args.baseline
         # Both labels from the same source: each build's own source tree.

@@ -91,8 +91,16 @@ std::int64_t current_rss_bytes() {
 
 namespace {
 
+// The peak resident set of this program: VmHWM, the high-water mark of the address space the
+// exec made. Not getrusage's ru_maxrss: Linux carries that across execve, so a bench started by a
+// Python script (fork, then exec) would report at least the script's own peak.
 long max_rss_kib() {
-  rusage usage{};
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);  // "VmHWM:  4116 kB"
+  }
+  rusage usage{};  // no /proc: the process's peak, which may include its parent's
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;  // Linux reports KiB
 }
