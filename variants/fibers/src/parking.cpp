@@ -155,9 +155,10 @@ void simulated_sync_point(const char* operation) noexcept {
   if (f == nullptr) return;  // a plain thread: nothing to switch
   simulation* sim = f->owner->simulated();
   if (sim == nullptr) return;  // a real pool's fiber, while a simulated pool exists elsewhere
-  sim->point_before(operation);
-  // As yield_fiber on a simulated worker: back home, queued behind the others by requeue_self.
-  suspend_to(current_worker()->home, {&requeue_self, nullptr});
+  // The fiber's next step is queued before the switch, as a sleep's timer is armed (below): one
+  // thread runs everything, so nothing runs it before this step ends. When that fails (out of
+  // memory) there is no point: the fiber goes on, and the run stops at the end of the step.
+  if (sim->point_before(operation, f)) suspend_current({});
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {

@@ -107,13 +107,8 @@ class simulation_adapter final : public simulation {
 
   void make_ready(fiber_record* f, std::uintptr_t item) {
     const pools::sim::task_id id = task_of_fiber(f);
-    if (engine_->in_step()) {
-      if (id != engine_->current_task()) {
-        engine_->annotate("wakes " + engine_->name_of(id));
-      } else if (!std::exchange(at_point_, false)) {  // a point has said "yields before ..." already
-        engine_->annotate("yields");
-      }
-    }
+    if (engine_->in_step())
+      engine_->annotate(id == engine_->current_task() ? "yields" : "wakes " + engine_->name_of(id));
     ready(id, item);
   }
 
@@ -136,9 +131,15 @@ class simulation_adapter final : public simulation {
     }
   }
 
-  void point_before(const char* operation) noexcept override {
+  bool point_before(const char* operation, fiber_record* f) noexcept override {
+    try {
+      ready(task_of_fiber(f), item_of(f));
+    } catch (...) {
+      fail(std::current_exception());
+      return false;
+    }
     engine_->point_before(operation);
-    at_point_ = true;  // the yield that follows (make_ready) is this point's
+    return true;
   }
 
   void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept override {
@@ -237,7 +238,6 @@ class simulation_adapter final : public simulation {
   std::size_t spawned_ = 0;
   std::size_t posted_ = 0;
   std::exception_ptr failure_;
-  bool at_point_ = false;  // the running fiber yields at a scheduling point (point_before)
 };
 
 }  // namespace detail
