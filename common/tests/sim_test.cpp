@@ -203,6 +203,21 @@ TEST_CASE("an exception stops the run and keeps the schedule up to it") {
   CHECK(s.steps() == 2);
 }
 
+TEST_CASE("point_before: the step's line names the operation it yields before, and the point is counted") {
+  sim::scheduler s(sim::make_strategy("random"), 5);
+  s.point_before("mutex lock");  // between steps: no step to end, nothing counted
+  const sim::task_id a = s.new_task("a");
+  s.ready(a, [&] {
+    s.point_before("async_mutex lock");           // the adapter ends the step here...
+    s.ready(a, [&] { s.annotate("finishes"); });  // ...and queues the one that does the lock
+  });
+  s.run();
+  CHECK(s.points() == 1);
+  CHECK(s.steps() == 2);
+  CHECK(s.schedule()[0].note == "yields before async_mutex lock");
+  CHECK(s.schedule_text().find("task 0 a: yields before async_mutex lock\n") != std::string::npos);
+}
+
 TEST_CASE("a livelock hits the step limit") {
   sim::scheduler::options o;
   o.max_steps = 1000;

@@ -116,6 +116,15 @@ void scheduler::annotate(const std::string& note) noexcept {
   }
 }
 
+void scheduler::point_before(std::string_view operation) noexcept {
+  if (running_ == no_task) return;
+  ++points_;
+  try {
+    annotate(fmt::format("yields before {}", operation));
+  } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory, the note is dropped (as annotate())
+  }
+}
+
 void scheduler::waiting(task_id t, std::string what) {
   task_state& ts = tasks_.at(t);
   if (what.empty()) what = "(something unnamed)";

@@ -13,6 +13,9 @@
 //  2. pools::sim, random walk: 5,000 seeds; the first failing seed stops the part and prints its
 //     schedule, the replay line and the trace file;
 //  3. pools::sim, PCT with depth 2: 5,000 seeds.
+// On the simulator a step ends before every co_await on a primitive, a free lock's too
+// (pools/sim/scheduler.hpp, SCHEDULING POINTS): a fix that checks and takes in two critical
+// sections, however close, leaves a point between them where a seed runs another buyer.
 // With POOLS_SIM_SEED=N (and POOLS_SIM_STRATEGY) set, parts 2 and 3 run that one seed: the replay.
 #include <pools/coroutines/simulated.hpp>
 #include <pools/coroutines/sync_wait.hpp>

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace pools::coroutines {
 
@@ -38,13 +39,49 @@ void simulated::ready(pools::sim::task_id t, std::coroutine_handle<> h) {
   sim_->ready(t, [this, h] { step(h); });
 }
 
+namespace {
+// For the length of a step this thread belongs to the pool: current_scheduler(), which when_all
+// and the primitives ask, answers it. Restored however the step ends.
+struct belongs_to {
+  explicit belongs_to(scheduler* pool) noexcept : previous(std::exchange(detail::tl_scheduler, pool)) {}
+  belongs_to(const belongs_to&) = delete;
+  belongs_to& operator=(const belongs_to&) = delete;
+  ~belongs_to() { detail::tl_scheduler = previous; }
+  scheduler* previous;
+};
+}  // namespace
+
 void simulated::step(std::coroutine_handle<> h) {
-  // For the length of the step this thread belongs to this pool: current_scheduler(), which
-  // when_all and the primitives ask, answers `this`.
-  scheduler* const previous = detail::tl_scheduler;
-  detail::tl_scheduler = this;
-  h.resume();
-  detail::tl_scheduler = previous;
+  {
+    belongs_to here(this);
+    h.resume();
+  }
+  end_step();
+}
+
+void simulated::attempt_step(std::coroutine_handle<> h, const char* operation,
+                             pools::unique_function<bool()>& attempt) {
+  {
+    belongs_to here(this);
+    // The rest of the primitive's await_suspend: it may suspend h (a wait) or not. Its
+    // not_suspended() asks wait_cancelled(), which must not queue h again (see there). An
+    // exception here has no co_await left to be thrown from: it stops the run.
+    attempting_ = h.address();
+    struct clear {
+      void*& slot;
+      ~clear() { slot = nullptr; }
+    } on_exit{attempting_};
+    const bool suspended = attempt();
+    attempting_ = nullptr;  // before h runs on: its next waits are not this one
+    if (!suspended) {
+      sim_->annotate(std::string(operation) + " went through");
+      h.resume();
+    }
+  }
+  end_step();
+}
+
+void simulated::end_step() {
   // Waits begun in this step and not cancelled are real: the coroutine is suspended on them.
   for (auto& [address, w] : pending_) {
     sim_->annotate("waits on " + w.kind);
@@ -100,10 +137,13 @@ void simulated::wait_begins(std::coroutine_handle<> h, const char* what, const v
 }
 
 bool simulated::wait_cancelled(std::coroutine_handle<> h) noexcept {
+  const bool deferred = h.address() == attempting_;
   if (const auto p = pending_.find(h.address()); p != pending_.end()) {
-    sim_->annotate(p->second.kind + " went through: yields");
+    if (!deferred) sim_->annotate(p->second.kind + " went through: yields");
     pending_.erase(p);
   }
+  // After defer() the point came before the operation: go on (attempt_step resumes h).
+  if (deferred) return false;
   // The operation went through without waiting. On a pool another thread may run anything
   // between it and the coroutine's next statement, so here another task may run first: a yield.
   try {
@@ -113,6 +153,14 @@ bool simulated::wait_cancelled(std::coroutine_handle<> h) noexcept {
     fail(std::current_exception());  // out of memory: go on, the step rethrows it
     return false;
   }
+}
+
+void simulated::defer(std::coroutine_handle<> h, const char* operation,
+                      pools::unique_function<bool()> attempt) {
+  sim_->ready(sim_->current_task(), [this, h, operation, attempt = std::move(attempt)]() mutable {
+    attempt_step(h, operation, attempt);
+  });
+  sim_->point_before(operation);
 }
 
 void simulated::fail(std::exception_ptr e) noexcept {

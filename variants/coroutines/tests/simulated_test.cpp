@@ -241,3 +241,80 @@ TEST_CASE("simulated coroutines: explore finds a check-then-act bug and its seed
   };
   pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
 }
+
+namespace {
+// A split critical section: the check and the act each under the lock, nothing awaited between
+// them but the second lock() itself. An uncontended lock waits for nobody, so only a scheduling
+// point before every lock (pools/sim/scheduler.hpp) lets the other withdrawal in between.
+template <class Pool>
+pc::task<void> withdraw_split(Pool& /*pool*/, pc::async_mutex& lock, int& balance, int amount) {
+  co_await lock.lock();
+  const bool enough = balance >= amount;
+  lock.unlock();
+  if (!enough) co_return;
+  co_await lock.lock();
+  balance -= amount;
+  lock.unlock();
+}
+
+template <class Pool>
+pc::task<void> two_split_withdrawals(Pool& pool, pc::async_mutex& lock, int& balance) {
+  co_await pc::when_all(withdraw_split(pool, lock, balance, 80), withdraw_split(pool, lock, balance, 80));
+}
+}  // namespace
+
+TEST_CASE("simulated coroutines: every lock is a scheduling point, so a split critical section is found") {
+  const auto program = [](sim::scheduler& engine) {
+    pc::async_mutex lock;
+    int balance = 100;
+    {
+      pc::simulated pool(engine);
+      pool.run(two_split_withdrawals(pool, lock, balance));
+    }
+    if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
+  };
+  pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
+}
+
+namespace {
+// One task, no contention: every co_await below would go through at once on a pool.
+template <class Pool>
+pc::task<int> uncontended(Pool& /*pool*/, pc::async_mutex& lock, pc::async_event& event,
+                          pc::channel<int>& ch) {
+  co_await lock.lock();
+  lock.unlock();
+  event.set();
+  co_await event;  // set already
+  co_await ch.send(7);
+  const auto v = co_await ch.receive();
+  co_return v.value_or(0);
+}
+}  // namespace
+
+TEST_CASE(
+    "simulated coroutines: each co_await on a primitive is a point before it, whether it waits or not") {
+  {  // on a pool: the awaiters' fast paths, no simulator
+    pc::thread_pool pool(1);
+    pc::async_mutex lock;
+    pc::async_event event;
+    pc::channel<int> ch(1);
+    CHECK(pc::sync_wait(pool, uncontended(pool, lock, event, ch)) == 7);
+  }
+  sim::scheduler engine(sim::make_strategy("random"), 1);
+  pc::async_mutex lock;
+  pc::async_event event;
+  pc::channel<int> ch(1);
+  {
+    pc::simulated pool(engine);
+    CHECK(pool.run(uncontended(pool, lock, event, ch)) == 7);
+  }
+  const std::string schedule = engine.schedule_text();
+  MESSAGE(schedule);
+  CHECK(engine.points() == 4);  // lock, event wait, send, receive: unlock() and set() cannot be points
+  CHECK(engine.steps() == 5);
+  for (const char* operation : {"async_mutex lock", "async_event wait", "channel send", "channel receive"}) {
+    CAPTURE(operation);
+    CHECK(schedule.find(std::string("yields before ") + operation) != std::string::npos);
+    CHECK(schedule.find(std::string(operation) + " went through") != std::string::npos);
+  }
+}

@@ -113,6 +113,7 @@ void submit(scheduler& s, task_base* t) {
 }
 
 void wait_for_task(task_base& t) {
+  sync_point("join");
   if ((t.state.load(std::memory_order_acquire) & task_base::done_bit) != 0) return;
   if (worker* w = current_worker(); w != nullptr && w->sched == t.owner) {
     const std::uintptr_t item = item_of(&t);
@@ -174,6 +175,17 @@ void yield_fiber() {
   if (item == 0) return;  // nothing else wants to run
   context* next = w.sched->context_for(w, item);
   suspend_to(next != nullptr ? *next : w.home, {&requeue_self, nullptr});  // home: see suspend_current
+}
+
+void simulated_sync_point(const char* operation) noexcept {
+  fiber_record* f = current_fiber();
+  if (f == nullptr) return;  // a plain thread: nothing to switch
+  simulation* sim = f->owner->simulated();
+  if (sim == nullptr) return;  // a real pool's fiber, while a simulated pool exists elsewhere
+  // The fiber's next step is queued before the switch, as a sleep's timer is armed (below): one
+  // thread runs everything, so nothing runs it before this step ends. When that fails (out of
+  // memory) there is no point: the fiber goes on, and the run stops at the end of the step.
+  if (sim->point_before(operation, f)) suspend_current({});
 }
 
 void sleep_fiber_until(std::chrono::steady_clock::time_point deadline) {

@@ -311,6 +311,10 @@ class simulation {
   virtual void queued(std::uintptr_t item) noexcept = 0;
   /// The running fiber is about to wait on `what` (a primitive's name) at `object`.
   virtual void waits_on(const char* what, const void* object) noexcept = 0;
+  /// The running fiber `f` is at a scheduling point before `operation` ("mutex lock",
+  /// detail::sync_point): queues its next step, which performs the operation, and names the
+  /// point. False when it could not (out of memory: the run stops at the end of the step).
+  virtual bool point_before(const char* operation, fiber_record* f) noexcept = 0;
   /// Arms a timer for the running fiber's waiter `w`: at `deadline` on the steady_clock as this
   /// simulation maps it (now()), the timer claims w and resumes its fiber, with w.timed_out set.
   virtual void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept = 0;

@@ -22,11 +22,15 @@ namespace detail {
 class simulation_adapter final : public simulation {
  public:
   simulation_adapter(pools::sim::scheduler& engine, const stack_options& stack)
-      : engine_(&engine), scheduler_(options_with(stack), *this), epoch_(std::chrono::steady_clock::now()) {}
+      : engine_(&engine), scheduler_(options_with(stack), *this), epoch_(std::chrono::steady_clock::now()) {
+    // From now on the primitives' sync_point() looks for a simulated fiber (detail/waiter.hpp).
+    simulated_pools.fetch_add(1, std::memory_order_relaxed);
+  }
   simulation_adapter(const simulation_adapter&) = delete;
   simulation_adapter& operator=(const simulation_adapter&) = delete;
 
   ~simulation_adapter() {
+    simulated_pools.fetch_sub(1, std::memory_order_relaxed);
     // Fibers whose task is not done are suspended for good (a failed run): their stacks go back
     // unrun (discard_fiber). Then every task loses the reference this pool kept (start()); an unfinished one
     // is destroyed outright — the handles that also point to it lived on those stacks, or in run().
@@ -125,6 +129,17 @@ class simulation_adapter final : public simulation {
     } catch (...) {
       fail(std::current_exception());
     }
+  }
+
+  bool point_before(const char* operation, fiber_record* f) noexcept override {
+    try {
+      ready(task_of_fiber(f), item_of(f));
+    } catch (...) {
+      fail(std::current_exception());
+      return false;
+    }
+    engine_->point_before(operation);
+    return true;
   }
 
   void arm_timer(waiter& w, std::chrono::steady_clock::time_point deadline) noexcept override {

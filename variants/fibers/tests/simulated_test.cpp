@@ -7,6 +7,7 @@
 #include <pools/fibers/channel.hpp>
 #include <pools/fibers/condition_variable.hpp>
 #include <pools/fibers/join_handle.hpp>
+#include <pools/fibers/latch.hpp>
 #include <pools/fibers/mutex.hpp>
 #include <pools/fibers/simulated.hpp>
 #include <pools/fibers/this_fiber.hpp>
@@ -312,4 +313,78 @@ TEST_CASE("simulated fibers: explore finds a check-then-act bug and its seed rep
     if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
   };
   pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
+}
+
+namespace {
+// A split critical section: the check and the act each under the lock, back to back. An
+// uncontended lock() waits for nobody, so only a scheduling point before every operation of the
+// mutex (pools/sim/scheduler.hpp) lets the other withdrawal in between.
+void withdraw_split(pf::mutex& lock, int& balance, int amount) {
+  bool enough = false;
+  {
+    std::lock_guard guard(lock);
+    enough = balance >= amount;
+  }
+  if (!enough) return;
+  std::lock_guard guard(lock);
+  balance -= amount;
+}
+}  // namespace
+
+TEST_CASE(
+    "simulated fibers: every lock and unlock is a scheduling point, so a split critical section is found") {
+  const auto program = [](sim::scheduler& engine) {
+    pf::mutex lock;
+    int balance = 100;
+    {
+      pf::simulated pool(engine);
+      pool.run([&] {
+        auto a = pool.spawn([&] { withdraw_split(lock, balance, 80); });
+        auto b = pool.spawn([&] { withdraw_split(lock, balance, 80); });
+        a.join();
+        b.join();
+      });
+    }
+    if (balance < 0) throw std::runtime_error("balance went negative: " + std::to_string(balance));
+  };
+  pools::testing::check_found_and_replayed(program, 100, "balance went negative: -60");
+}
+
+TEST_CASE("simulated fibers: every operation of a primitive is a point before it, whether it waits or not") {
+  sim::scheduler engine(sim::make_strategy("random"), 1);
+  pf::mutex lock;
+  pf::condition_variable cv;
+  pf::channel<int> ch(1);
+  pf::latch done(1);
+  int got = 0;
+  {
+    pf::simulated pool(engine);
+    pool.run([&] {
+      lock.lock();                  // 1
+      lock.unlock();                // 2
+      if (lock.try_lock())          // 3
+        lock.unlock();              // 4
+      cv.notify_one();              // 5
+      ch.send(7);                   // 6
+      got = ch.recv().value_or(0);  // 7
+      ch.close();                   // 8
+      done.count_down();            // 9
+      done.wait();                  // 10
+    });
+  }
+  const std::string schedule = engine.schedule_text();
+  MESSAGE(schedule);
+  CHECK(got == 7);
+  CHECK(engine.points() == 10);
+  CHECK(engine.steps() == 11);
+  for (const char* operation :
+       {"mutex lock", "mutex unlock", "mutex try_lock", "condition_variable notify_one", "channel send",
+        "channel recv", "channel close", "latch count_down", "latch wait"}) {
+    CAPTURE(operation);
+    CHECK(schedule.find(std::string("yields before ") + operation + "\n") != std::string::npos);
+  }
+  // The points are the simulator's: outside a simulated fiber the same calls do not switch.
+  lock.lock();
+  lock.unlock();
+  CHECK(engine.points() == 10);
 }

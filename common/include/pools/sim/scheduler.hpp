@@ -18,6 +18,28 @@
 // t, f) queues a step for when the virtual clock reaches `deadline`; timers that are due join the
 // ready tasks before each pick; when nothing is ready the clock jumps to the earliest timer.
 //
+// SCHEDULING POINTS. The strategy chooses only between steps, so where a step may end decides
+// which interleavings a run can show. A step ends — a *scheduling point* — where its task waits,
+// yields or sleeps, and *before every synchronisation operation*: a lock, try_lock and unlock, a
+// channel send, receive and close, an event's set and wait, a condition variable's notify and
+// wait, a latch or wait group, a join — whether the operation would have to wait or not. The
+// adapter queues the task's next step, which performs the operation, and says so with
+// point_before("async_mutex lock"): the printed schedule reads "yields before async_mutex lock".
+// Why every operation (as loom, shuttle and Coyote do): when tasks share data only under those
+// primitives (no data race), two schedules can only end differently if they order two of the
+// primitives' operations differently, so a switch allowed before each one can reach every outcome
+// such a program has. A switch only where a task must wait cannot: an uncontended lock waits for
+// nobody, so a check made under one lock and acted on under the next ("a split critical
+// section", which passes almost every real run) would run as one step and never be seen stale.
+// What the points do not reach: a data race (memory touched by two tasks with no primitive
+// between: ThreadSanitizer's to find), the orders of std::atomic operations in user code (the
+// simulator has no atomics of its own; the Relacy models in common/model/ check those), and in
+// coroutines the calls that do not co_await (unlock(), set(), count_down(), close(), try_lock()):
+// a coroutine can only be suspended at a co_await, so such a call takes effect in the step that
+// makes it, and the next switch comes before its next co_await on a primitive
+// (pools/coroutines/simulated.hpp). Where the points fall is fixed by the code, so a seed is
+// still one schedule. A point costs one step: count them in pct:D:N's N.
+//
 // WAITS. A task that waits on something (a mutex, an event, a channel) says so with
 // waiting(t, what); its next ready() ends the wait. When nothing is ready, no timer is pending
 // and tasks still wait, nothing can ever wake them: run() throws deadlock_error naming each one.
@@ -43,6 +65,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,6 +117,13 @@ class scheduler {
   /// schedule; a later call in the same step adds to it. Ignored between steps (and when out of
   /// memory: a note is no reason to stop a run).
   void annotate(const std::string& note) noexcept;
+
+  /// The running step ends at a scheduling point before `operation` ("async_mutex lock", see
+  /// SCHEDULING POINTS): notes "yields before <operation>" in the schedule and counts it. The
+  /// adapter has queued the task's next step, the one that performs the operation.
+  void point_before(std::string_view operation) noexcept;
+  /// The scheduling points before operations so far (point_before() calls in steps).
+  std::uint64_t points() const noexcept { return points_; }
 
   /// Task t now waits on `what` (for the deadlock report and the trace) until its next ready().
   void waiting(task_id t, std::string what);
@@ -153,6 +183,7 @@ class scheduler {
   virtual_clock::time_point now_{};
   task_id running_ = no_task;
   std::vector<step_record> schedule_;
+  std::uint64_t points_ = 0;
   bool in_run_ = false;
 };
 

@@ -78,9 +78,27 @@ class async_event {
     explicit awaiter(const async_event& e) noexcept : event_(e) {}
     awaiter(const awaiter&) = delete;  // a stop callback may point at it
     awaiter& operator=(const awaiter&) = delete;
-    bool await_ready() const noexcept { return event_.is_set(); }
+    // On the simulator a set event is waited on too: the wait is a scheduling point
+    // (detail/resumer.hpp), deferred by await_suspend to the coroutine's next step.
+    bool await_ready() const noexcept { return !detail::simulated_here() && event_.is_set(); }
     template <class Promise>
     bool await_suspend(std::coroutine_handle<Promise> h) {
+      if (detail::defer(h, "async_event wait", [this, h] { return attempt(h); })) return true;
+      return attempt(h);
+    }
+    /// Throws operation_cancelled when the task's stop token was stopped before the event was set.
+    void await_resume() {
+      if (cancel_ == nullptr) [[likely]]
+        return;
+      const bool cancelled = cancel_->cancelled;  // written only by whoever resumed us, before that
+      cancel_.reset();                            // waits for a callback still running elsewhere
+      if (cancelled) throw operation_cancelled();
+    }
+
+   private:
+    // await_suspend's work: false when the event is set (go on), true once this waiter is queued.
+    template <class Promise>
+    bool attempt(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "async_event", &event_);
       const std::stop_token* token = detail::stop_token_of(h);
       if (token != nullptr && token->stop_possible()) [[unlikely]]
@@ -96,16 +114,7 @@ class async_event {
                                                     std::memory_order_acquire));
       return true;
     }
-    /// Throws operation_cancelled when the task's stop token was stopped before the event was set.
-    void await_resume() {
-      if (cancel_ == nullptr) [[likely]]
-        return;
-      const bool cancelled = cancel_->cancelled;  // written only by whoever resumed us, before that
-      cancel_.reset();                            // waits for a callback still running elsewhere
-      if (cancelled) throw operation_cancelled();
-    }
 
-   private:
     friend class async_event;
     struct on_stop {
       awaiter* self;

@@ -74,15 +74,13 @@ class async_mutex {
     explicit lock_awaiter(async_mutex& m) noexcept : mutex_(m) {}
     lock_awaiter(const lock_awaiter&) = delete;  // queued by address
     lock_awaiter& operator=(const lock_awaiter&) = delete;
-    bool await_ready() noexcept { return mutex_.try_lock(); }
+    // On the simulator not even a free lock is taken here: the lock is a scheduling point
+    // (detail/resumer.hpp), so await_suspend defers it to the coroutine's next step.
+    bool await_ready() noexcept { return !detail::simulated_here() && mutex_.try_lock(); }
     template <class Promise>
     bool await_suspend(std::coroutine_handle<Promise> h) {
-      resumer_.capture(h, "async_mutex", &mutex_);
-      const std::stop_token* token = detail::stop_token_of(h);
-      if (token != nullptr && token->stop_possible()) [[unlikely]]
-        return suspend_cancellable(*token);
-      if (!push(this)) return resumer_.not_suspended();  // the lock was free after all: we hold it
-      return true;
+      if (detail::defer(h, "async_mutex lock", [this, h] { return attempt(h); })) return true;
+      return attempt(h);
     }
     /// Throws operation_cancelled when the task's stop token was stopped before the lock was
     /// handed over (the lock is then not held).
@@ -98,6 +96,17 @@ class async_mutex {
       cancellable_node* node;
       void operator()() const noexcept;
     };
+
+    // await_suspend's work: takes the lock (false: go on) or queues this waiter (true: suspended).
+    template <class Promise>
+    bool attempt(std::coroutine_handle<Promise> h) {
+      resumer_.capture(h, "async_mutex", &mutex_);
+      const std::stop_token* token = detail::stop_token_of(h);
+      if (token != nullptr && token->stop_possible()) [[unlikely]]
+        return suspend_cancellable(*token);
+      if (!push(this)) return resumer_.not_suspended();  // the lock was free after all: we hold it
+      return true;
+    }
 
     // Pushes `node` onto the mutex's stack of new waiters; false if the lock was free and is now
     // ours instead (nothing pushed).

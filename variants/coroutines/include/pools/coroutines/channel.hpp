@@ -60,6 +60,25 @@ class channel {
     bool await_ready() const noexcept { return false; }
     template <class Promise>
     bool await_suspend(std::coroutine_handle<Promise> h) {
+      // On the simulator, a scheduling point first (detail/resumer.hpp): the send happens in the
+      // coroutine's next step.
+      if (detail::defer(h, "channel send", [this, h] { return attempt(h); })) return true;
+      return attempt(h);
+    }
+    /// True when the value was delivered or buffered; false when the channel was closed. Throws
+    /// operation_cancelled when the task's stop token was stopped first (nothing was sent).
+    bool await_resume() {
+      stop_.reset();  // waits for a callback still running on another thread
+      if (cancelled_) throw operation_cancelled();
+      return sent_;
+    }
+
+   private:
+    friend class channel;
+    // await_suspend's work: buffers the value or hands it to a waiting receiver (false: go on), or
+    // queues this sender on a full channel (true: suspended).
+    template <class Promise>
+    bool attempt(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "channel send", &ch_);
       const std::stop_token* token = detail::stop_token_of(h);
       if (token != nullptr && token->stop_possible())
@@ -92,16 +111,6 @@ class channel {
       }
       return resumer_.not_suspended();
     }
-    /// True when the value was delivered or buffered; false when the channel was closed. Throws
-    /// operation_cancelled when the task's stop token was stopped first (nothing was sent).
-    bool await_resume() {
-      stop_.reset();  // waits for a callback still running on another thread
-      if (cancelled_) throw operation_cancelled();
-      return sent_;
-    }
-
-   private:
-    friend class channel;
     struct on_stop {
       send_awaiter* self;
       void operator()() const noexcept {
@@ -132,6 +141,25 @@ class channel {
     bool await_ready() const noexcept { return false; }
     template <class Promise>
     bool await_suspend(std::coroutine_handle<Promise> h) {
+      // On the simulator, a scheduling point first (detail/resumer.hpp): the receive happens in the
+      // coroutine's next step.
+      if (detail::defer(h, "channel receive", [this, h] { return attempt(h); })) return true;
+      return attempt(h);
+    }
+    /// The next value, or nullopt when the channel is closed and empty. Throws
+    /// operation_cancelled when the task's stop token was stopped first (nothing was taken).
+    std::optional<T> await_resume() {
+      stop_.reset();  // waits for a callback still running on another thread
+      if (cancelled_) throw operation_cancelled();
+      return std::move(value_);
+    }
+
+   private:
+    friend class channel;
+    // await_suspend's work: takes a value (false: go on), or queues this receiver on an empty
+    // channel (true: suspended).
+    template <class Promise>
+    bool attempt(std::coroutine_handle<Promise> h) {
       resumer_.capture(h, "channel receive", &ch_);
       const std::stop_token* token = detail::stop_token_of(h);
       if (token != nullptr && token->stop_possible())
@@ -162,16 +190,6 @@ class channel {
       }
       return resumer_.not_suspended();
     }
-    /// The next value, or nullopt when the channel is closed and empty. Throws
-    /// operation_cancelled when the task's stop token was stopped first (nothing was taken).
-    std::optional<T> await_resume() {
-      stop_.reset();  // waits for a callback still running on another thread
-      if (cancelled_) throw operation_cancelled();
-      return std::move(value_);
-    }
-
-   private:
-    friend class channel;
     struct on_stop {
       receive_awaiter* self;
       void operator()() const noexcept {

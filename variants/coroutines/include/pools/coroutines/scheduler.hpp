@@ -13,6 +13,8 @@
 // its own deque is the fork/join fast path and must not pay for a virtual call.)
 #pragma once
 
+#include <pools/unique_function.hpp>
+
 #include <coroutine>
 
 namespace pools::coroutines {
@@ -41,6 +43,12 @@ class scheduler {
   /// ... and did not suspend it after all. True: the scheduler has queued `h` (a yield), and the
   /// primitive's await_suspend returns true.
   virtual bool wait_cancelled(std::coroutine_handle<> /*h*/) noexcept { return false; }
+  /// A primitive's co_await is a scheduling point (the simulator's, pools/sim/scheduler.hpp): the
+  /// suspended `h` does `operation` ("async_mutex lock") later, as its next step — `attempt` is
+  /// the rest of the primitive's await_suspend (true: it suspended h; false: resume h now). Only
+  /// a scheduler whose notes_waits() is true is asked.
+  virtual void defer(std::coroutine_handle<> /*h*/, const char* /*operation*/,
+                     pools::unique_function<bool()> /*attempt*/) {}
 
  protected:
   scheduler() = default;

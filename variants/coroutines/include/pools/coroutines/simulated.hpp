@@ -19,12 +19,23 @@
 //   run(t) and spawn(t) start a task; post(f) too;
 //   a coroutine that waits on a primitive (capture(), detail/resumer.hpp) is the task it ran in,
 //   and the enqueue that wakes it makes that task ready again;
-//   co_await pool.schedule() (a yield) and sleep_for are the task that awaits them; so is a
-//   primitive's operation that did not have to wait (a channel send with room, a receive with a
-//   value): the simulator makes it a yield, a point where another task may run first, as on a
-//   pool another thread may;
+//   co_await pool.schedule() (a yield) and sleep_for are the task that awaits them;
 //   any other enqueue — when_all forking a child — starts a new task, named after its parent
 //   ("main.1", "main.2").
+//
+// SCHEDULING POINTS (pools/sim/scheduler.hpp says what they are and why): a step ends where its
+// coroutine waits, yields or sleeps, and before every co_await on a primitive — an async_mutex
+// lock, a channel send or receive, an async_event or async_latch wait — whether it would have to
+// wait or not. The awaiter's await_ready answers false here and its await_suspend hands the
+// operation to defer(): the step ends ("yields before async_mutex lock"), and the task's next
+// step performs it, then either goes on into the code after the co_await ("async_mutex lock went
+// through") or leaves the task waiting ("waits on async_mutex"). So another task may run between
+// an unlock() and the next lock(), as another thread may on a pool, and a check made under one
+// lock and acted on under the next is found stale by some seed. The calls that do not co_await —
+// unlock(), try_lock(), set(), count_down(), close() — cannot be points: a coroutine is suspended
+// only at a co_await. They take effect in the step that makes them; a bug that needs another task
+// to run between two of them with no co_await between (an unlock() then a set()) is not found
+// here (the fiber adapter, whose every call may switch, has a point before each).
 //
 // TIME. sleep_for(pool, d) and sleep_until(pool, t) are timers on the virtual clock
 // (pools::sim::virtual_clock): a 30-second sleep takes no wall time.
@@ -108,6 +119,8 @@ class simulated final : public scheduler {
   void enqueue(std::coroutine_handle<> h) override;
   void wait_begins(std::coroutine_handle<> h, const char* what, const void* object) noexcept override;
   bool wait_cancelled(std::coroutine_handle<> h) noexcept override;
+  void defer(std::coroutine_handle<> h, const char* operation,
+             pools::unique_function<bool()> attempt) override;
 
  private:
   // A started task's outermost coroutine: it resumes nobody at its end; it tells this pool.
@@ -159,6 +172,10 @@ class simulated final : public scheduler {
   void yield(std::coroutine_handle<> h);
   void ready(pools::sim::task_id t, std::coroutine_handle<> h);
   void step(std::coroutine_handle<> h);  // one step: resume h as a coroutine of this pool
+  // One step after a scheduling point: the deferred operation, then h unless it suspended h.
+  void attempt_step(std::coroutine_handle<> h, const char* operation,
+                    pools::unique_function<bool()>& attempt);
+  void end_step();  // what both kinds of step do last
   void run_to_end();
   void fail(std::exception_ptr e) noexcept;
   [[noreturn]] void throw_unfinished() const;
@@ -175,6 +192,7 @@ class simulated final : public scheduler {
   std::map<void*, pools::sim::task_id> waiting_;      // suspended on a primitive: whose task
   std::map<pools::sim::task_id, std::size_t> forks_;  // children forked per task, for names
   std::exception_ptr failure_;                        // the first exception of a spawned or posted task
+  void* attempting_ = nullptr;                        // the coroutine whose deferred operation runs now
   std::size_t spawned_ = 0;
   std::size_t posted_ = 0;
 };

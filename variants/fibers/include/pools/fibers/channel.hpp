@@ -54,6 +54,7 @@ class channel {
   /// Waits until the value is taken (unbuffered), or buffered. `closed` if the channel is or
   /// becomes closed first (the value is then dropped).
   channel_op_status send(T value) {
+    detail::sync_point("channel send");
     waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, senders_);  // throws when already stopped
     std::unique_lock guard(guard_);
@@ -78,6 +79,7 @@ class channel {
 
   /// Never waits: `full` (value left untouched) when it would, `closed` when closed.
   channel_op_status try_send(T& value) {
+    detail::sync_point("channel try_send");
     std::unique_lock guard(guard_);
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
@@ -95,6 +97,7 @@ class channel {
 
   /// Waits for a value; nullopt when the channel is closed and no value is left.
   std::optional<T> recv() {
+    detail::sync_point("channel recv");
     waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, receivers_);  // throws when already stopped
     std::unique_lock guard(guard_);
@@ -111,6 +114,7 @@ class channel {
 
   /// Never waits: `empty` when it would, `closed` when closed and drained.
   channel_op_status try_recv(T& out) {
+    detail::sync_point("channel try_recv");
     std::unique_lock guard(guard_);
     std::optional<T> v;
     if (take_locked(v, guard)) {
@@ -123,6 +127,7 @@ class channel {
   /// Idempotent. Waiting senders fail with `closed`; waiting receivers get nullopt; buffered
   /// values can still be received.
   void close() noexcept {
+    detail::sync_point("channel close");
     std::unique_lock guard(guard_);
     if (closed_) return;
     closed_ = true;
@@ -138,6 +143,7 @@ class channel {
   }
 
   bool is_closed() const noexcept {
+    detail::sync_point("channel is_closed");
     std::lock_guard guard(guard_);
     return closed_;
   }

@@ -39,6 +39,7 @@ class shared_state {
 
   template <class... A>
   void set_value(A&&... a) {
+    sync_point("promise set_value");
     std::unique_lock guard(guard_);
     if (ready_) throw std::future_error(std::future_errc::promise_already_satisfied);
     value_.emplace(std::forward<A>(a)...);
@@ -46,6 +47,7 @@ class shared_state {
   }
 
   void set_exception(std::exception_ptr e) {
+    sync_point("promise set_exception");
     std::unique_lock guard(guard_);
     if (ready_) throw std::future_error(std::future_errc::promise_already_satisfied);
     error_ = std::move(e);
@@ -54,6 +56,7 @@ class shared_state {
 
   /// For ~promise: stores broken_promise unless a result is already there.
   void abandon() noexcept {
+    sync_point("promise destroyed");
     std::unique_lock guard(guard_);
     if (ready_) return;
     error_ = std::make_exception_ptr(std::future_error(std::future_errc::broken_promise));
@@ -66,6 +69,7 @@ class shared_state {
   }
 
   void wait() {
+    sync_point("future wait");
     if (ready()) return;
     waiter me;
     me.watch_stop(cancellation_point(), guard_, waiters_);  // throws when already stopped
@@ -78,6 +82,7 @@ class shared_state {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
+    sync_point("future wait_until");
     if (ready()) return true;
     const std::stop_token* stop = cancellation_point();  // throws when already stopped
     waiter me(deadline);  // may throw std::bad_alloc; made outside the spinlock: it allocates
@@ -137,7 +142,10 @@ class future {
   future& operator=(future&&) noexcept = default;
 
   bool valid() const noexcept { return state_ != nullptr; }
-  bool is_ready() const { return state().ready(); }
+  bool is_ready() const {
+    detail::sync_point("future is_ready");
+    return state().ready();
+  }
 
   /// Waits for the result and returns it (rethrows a stored exception). Invalidates the future,
   /// unless the wait is cancelled (operation_cancelled): then it stays valid.

@@ -18,6 +18,7 @@
 
 #include <pools/fibers/detail/runtime.hpp>
 #include <pools/fibers/detail/task.hpp>
+#include <pools/fibers/detail/waiter.hpp>
 #include <pools/unhandled_exception.hpp>
 
 #include <atomic>
@@ -51,6 +52,7 @@ class [[nodiscard]] join_handle {
 
   /// True when the result is ready (join() will not wait). Never blocks.
   bool done() const noexcept {
+    detail::sync_point("join_handle done");
     return task_ != nullptr &&
            (task_->state.load(std::memory_order_acquire) & detail::task_base::done_bit) != 0;
   }

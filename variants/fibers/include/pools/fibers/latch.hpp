@@ -32,6 +32,7 @@ class latch {
 
   /// Throws std::invalid_argument when n < 0 or n exceeds the remaining count.
   void count_down(std::ptrdiff_t n = 1) {
+    detail::sync_point("latch count_down");
     std::unique_lock guard(guard_);
     if (n < 0 || n > count_) {
       const auto left = count_;
@@ -47,6 +48,7 @@ class latch {
   }
 
   bool try_wait() const noexcept {
+    detail::sync_point("latch try_wait");
     std::lock_guard guard(guard_);
     return count_ == 0;
   }
@@ -54,6 +56,7 @@ class latch {
   /// Cancellable (this_fiber::get_stop_token()): throws operation_cancelled when the fiber's
   /// token is stopped before the count reaches zero (a zero count returns at once).
   void wait() const {
+    detail::sync_point("latch wait");
     if (try_wait()) return;
     detail::waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped

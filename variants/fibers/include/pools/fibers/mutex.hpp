@@ -7,6 +7,7 @@
 // barging): fair and starvation-free, at the price of a convoy when a lock is hot — keep the
 // critical sections short, as always. Works from plain threads too (they block).
 // Not recursive; unlocking a mutex the caller does not hold is undefined, as for std::mutex.
+// Each operation starts with a scheduling point of the simulator (detail::sync_point).
 #pragma once
 
 #include <pools/fibers/detail/waiter.hpp>
@@ -23,6 +24,7 @@ class mutex {
   mutex& operator=(const mutex&) = delete;
 
   void lock() {
+    detail::sync_point("mutex lock");
     std::unique_lock guard(guard_);
     if (!locked_) {
       locked_ = true;
@@ -35,6 +37,7 @@ class mutex {
   }
 
   bool try_lock() noexcept {
+    detail::sync_point("mutex try_lock");
     std::lock_guard guard(guard_);
     if (locked_) return false;
     locked_ = true;
@@ -42,6 +45,15 @@ class mutex {
   }
 
   void unlock() noexcept {
+    detail::sync_point("mutex unlock");
+    unlock_now();
+  }
+
+ private:
+  friend class condition_variable;  // unlocks with unlock_now(): it holds its own spinlock then
+
+  // unlock() without the scheduling point.
+  void unlock_now() noexcept {
     std::unique_lock guard(guard_);
     detail::waiter* next = waiters_.pop_claimed();
     if (next == nullptr) locked_ = false;
@@ -49,7 +61,6 @@ class mutex {
     if (next != nullptr) detail::wake(*next);
   }
 
- private:
   pools::spinlock guard_;
   bool locked_ = false;  // guarded by guard_
   detail::wait_queue waiters_;

@@ -20,16 +20,24 @@
 // WHICH TASK A STEP BELONGS TO (what the strategy chooses between, what the trace draws): each
 // spawned or posted fiber is a task — run(f) is "main", spawn(f) from a fiber named X is "X.1",
 // "X.2", ..., from outside the fibers "fiber 1", ...; post(f) is "post 1", .... A fiber's steps
-// are its stretches between waits: a wait on a primitive (its task then waits on it: the deadlock
-// report says on what, "mutex 0x...", "join of task 2 \"main.1\""), a yield, a sleep. join()
+// are its stretches between scheduling points (below): a wait on a primitive (its task then
+// waits on it: the deadlock report says on what, "mutex 0x...", "join of task 2 \"main.1\""), a
+// yield, a sleep, the point before a primitive's operation. join()
 // always waits for the child's own task: on a pool it may run a child nobody started inline,
 // which is one of the schedules the seeds explore (the child runs right after the join waits).
 //
-// WHERE FIBERS CAN INTERLEAVE: only where a fiber waits, yields or sleeps. An uncontended
-// mutex::lock(), a channel send with room, a notify: no switch, as on a pool's worker, where
-// another worker's fiber can run in parallel between any two statements (a data race between
-// them is ThreadSanitizer's to find, not the simulator's). A fiber that spins without waiting
-// never ends its step: the run never ends either (the step limit counts steps, not loops).
+// WHERE FIBERS CAN INTERLEAVE (the scheduling points, pools/sim/scheduler.hpp says why): where a
+// fiber waits, yields or sleeps, and before every operation of a primitive — mutex lock, try_lock
+// and unlock; condition_variable notify and wait; channel send, recv, their try_ forms, close and
+// is_closed; latch and wait_group operations; a promise set or destroyed, a future's wait and
+// is_ready; a join — whether it has to wait or not. Each operation starts with
+// detail::sync_point() (detail/waiter.hpp): on a simulated fiber the step ends there ("yields
+// before mutex unlock") and the fiber's next step performs the operation. So another fiber may
+// run between an unlock() and the next lock(), as another worker may on a pool, and a check made
+// under one lock and acted on under the next is found stale by some seed. Between two points the
+// code runs as one step: a data race (memory shared without a primitive) is ThreadSanitizer's to
+// find, not the simulator's. A fiber that spins without touching a primitive never ends its step:
+// the run never ends either (the step limit counts steps, not loops).
 //
 // TIME. sleep_for(d), condition_variable::wait_for(d), future::wait_for(d) and the waits until a
 // deadline computed from their own clock (pools::fibers::detail::clock_now(), the virtual time

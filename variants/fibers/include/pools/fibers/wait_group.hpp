@@ -30,12 +30,14 @@ class wait_group {
   /// Adds n (>= 0) to the count.
   void add(std::ptrdiff_t n = 1) {
     if (n < 0) throw std::invalid_argument("pools::fibers::wait_group::add: negative " + std::to_string(n));
+    detail::sync_point("wait_group add");
     std::lock_guard guard(guard_);
     count_ += n;
   }
 
   /// Marks one unit done. Throws std::logic_error when the count is already zero.
   void done() {
+    detail::sync_point("wait_group done");
     std::unique_lock guard(guard_);
     if (count_ == 0) {
       guard.unlock();
@@ -50,6 +52,7 @@ class wait_group {
   /// Cancellable, as latch::wait: throws operation_cancelled when the fiber's stop token is
   /// stopped before the count reaches zero.
   void wait() {
+    detail::sync_point("wait_group wait");
     if (count() == 0) return;
     detail::waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
@@ -62,6 +65,7 @@ class wait_group {
   }
 
   std::ptrdiff_t count() const noexcept {
+    detail::sync_point("wait_group count");
     std::lock_guard guard(guard_);
     return count_;
   }

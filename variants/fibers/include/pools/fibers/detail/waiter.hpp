@@ -185,6 +185,24 @@ class wait_queue {
   waiter* tail_ = nullptr;
 };
 
+/// How many simulated fiber pools exist in the process (pools/fibers/simulated.hpp): while there
+/// is none, sync_point() costs one relaxed load.
+inline std::atomic<int> simulated_pools{0};
+
+/// sync_point()'s work on a simulated pool (src/parking.cpp).
+void simulated_sync_point(const char* operation) noexcept;
+
+/// A scheduling point before `operation` ("mutex lock"; pools/sim/scheduler.hpp, SCHEDULING
+/// POINTS): every operation of a primitive calls it first, before it takes any lock of its own.
+/// On a fiber of a simulated pool the step ends here, and the fiber's next step — whenever the
+/// seed picks it — performs the operation; so another fiber may run between an unlock() and the
+/// next lock(), whether the lock is contended or not. Anywhere else (a real pool's fiber, a plain
+/// thread) it does nothing.
+inline void sync_point(const char* operation) noexcept {
+  if (simulated_pools.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    simulated_sync_point(operation);
+}
+
 /// Makes a claimed waiter runnable again: schedules its fiber or unblocks its thread. The waiter
 /// may be destroyed as soon as this starts; it is not touched afterwards.
 void wake(waiter& w) noexcept;
