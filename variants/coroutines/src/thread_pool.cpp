@@ -22,10 +22,6 @@ void detached_done(thread_pool* pool) noexcept {
   pool->task_finished();
 }
 
-void place_left(thread_pool* pool) noexcept {
-  pool->place_left();
-}
-
 std::coroutine_handle<> finish_detached(std::coroutine_handle<> self, thread_pool* pool,
                                         std::exception_ptr error) noexcept {
   self.destroy();  // captured state dies before the task counts as finished (the drain waits for both)
@@ -88,9 +84,8 @@ thread_pool::thread_pool(std::size_t threads, pools::park_hook* hook)
 thread_pool::~thread_pool() {
   assert(!on_worker_thread() && "a thread_pool must not be destroyed by one of its own tasks");
   close_room();  // submissions waiting for room end now: the drain below need not wait for them
-  // seq_cst, with the seq_cst increment and load in task_finished(): store-buffering. Either
-  // all_finished() below sees the last task's increment, or that task's thread sees
-  // draining_ == true and notifies under the mutex (which the predicate check also holds).
+  // seq_cst, with task_finished()'s seq_cst increment and load: store-buffering. Either all_finished()
+  // sees the last increment, or that thread sees draining_ and notifies under the mutex (held there too).
   draining_.store(true, std::memory_order_seq_cst);
   {
     std::unique_lock lock(drain_mutex_);
@@ -541,6 +536,10 @@ bool thread_pool::add_cancellable_timer(std::chrono::steady_clock::time_point de
 // one side sees the other — the waiter finds the place, or the giver sees the waiter and takes
 // room_mutex_, which the waiter holds from its announcement until it sleeps (or suspends), to
 // hand the place over. set_capacity() and the destructor take the mutex themselves.
+
+void detail::place_left(thread_pool* pool) noexcept {
+  pool->place_left();
+}
 
 bool thread_pool::take_place(bool force) noexcept {
   // seq_cst: the waiter's read in the handshake above (a load that a CAS failure re-does).
