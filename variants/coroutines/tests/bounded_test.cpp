@@ -296,14 +296,15 @@ TEST_CASE("bounded: the destructor ends every wait for room with pool_closed; no
   std::atomic<int> closed{0};
   pc::thread_pool home(1);
   auto pool = std::make_unique<pc::thread_pool>(1);
-  auto held = std::make_unique<held_worker>(*pool);
-  pool->set_capacity(1);
-  pool->post([&] { runs.fetch_add(1); });  // accepted: full
+  pc::thread_pool& target = *pool;  // the posters use this, never the unique_ptr the destroyer resets
+  auto held = std::make_unique<held_worker>(target);
+  target.set_capacity(1);
+  target.post([&] { runs.fetch_add(1); });  // accepted: full
   std::vector<std::thread> posters;
   for (int i = 0; i < 2; ++i)
     posters.emplace_back([&] {
       try {
-        pool->post([&runs, p = lifetime_probe{}] { runs.fetch_add(1000); });
+        target.post([&runs, p = lifetime_probe{}] { runs.fetch_add(1000); });
       } catch (const pc::pool_closed& e) {
         CHECK(std::string(e.what()).find("destroyed while waiting for room") != std::string::npos);
         closed.fetch_add(1);
@@ -316,8 +317,8 @@ TEST_CASE("bounded: the destructor ends every wait for room with pool_closed; no
     } catch (const pc::pool_closed&) {
       closed.fetch_add(1);
     }
-  }(*pool, runs, closed));
-  REQUIRE(eventually([&] { return pool->stats().waited == 3; }));
+  }(target, runs, closed));
+  REQUIRE(eventually([&] { return target.stats().waited == 3; }));
   // Destroy the pool on another thread: it closes the waits at once, then drains (the held
   // worker keeps it draining until released below).
   std::thread destroyer([&] { pool.reset(); });
