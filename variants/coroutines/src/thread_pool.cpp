@@ -630,7 +630,7 @@ bool thread_pool::admit_or_wait() {
 
 bool thread_pool::suspend_for_place(detail::room_waiter& node) {
   const std::lock_guard lock(room_mutex_);
-  if (room_closed_) {
+  if (room_closed_ && node.resume_on != this) {  // see close_room(): this pool's own may wait
     node.st = detail::room_waiter::state::closed;
     return false;
   }
@@ -677,31 +677,43 @@ void thread_pool::set_capacity(std::size_t max_queued) {
 }
 
 void thread_pool::close_room() {
+  // The waits from outside end: blocked threads, and coroutines of other pools (or of none).
+  // Coroutines of this pool keep their turn: like a task's post during the drain, what they
+  // spawn is work the drain runs, and the workers go on making room for them.
   detail::room_waiter* resume = nullptr;
   detail::room_waiter** resume_tail = &resume;
+  detail::room_waiter* kept = nullptr;  // this pool's coroutines, in order
+  detail::room_waiter* last_kept = nullptr;
+  std::size_t kept_count = 0;
   std::unique_lock lock(room_mutex_);
   room_closed_ = true;
   for (detail::room_waiter* w = room_head_; w != nullptr;) {
     detail::room_waiter* next = w->next;
-    w->st = detail::room_waiter::state::closed;
     w->next = nullptr;
     if (w->blocked != nullptr) {
+      w->st = detail::room_waiter::state::closed;
       w->blocked->notify_one();  // the thread leaves the count itself, with pool_closed
+    } else if (w->resume_on == this) {
+      (last_kept != nullptr ? last_kept->next : kept) = w;
+      last_kept = w;
+      ++kept_count;
     } else {
+      w->st = detail::room_waiter::state::closed;
       --room_pending_;  // the coroutine only throws where it resumes: it touches the pool no more
       *resume_tail = w;
       resume_tail = &w->next;
     }
     w = next;
   }
-  room_head_ = room_tail_ = nullptr;
-  room_waiters_.store(0, std::memory_order_seq_cst);
-  // Waits for the blocked threads to leave, and for the waiters admitted before this point to
-  // start their tasks (the drain that follows then counts them). They run meanwhile: a thread
-  // on its own, a coroutine on its pool (this one is still running).
+  room_head_ = kept;
+  room_tail_ = last_kept;
+  room_waiters_.store(kept_count, std::memory_order_seq_cst);
+  // Waits for the blocked threads to leave, and for the waiters admitted before this point (and
+  // this pool's own, as room appears) to start their tasks: the drain that follows counts them.
+  // They run meanwhile: a thread on its own, a coroutine on its pool (this one is still running).
   room_closed_cv_.wait(lock, [this] { return room_pending_ == 0; });
   lock.unlock();
-  resume_waiters(resume);  // the coroutines throw pool_closed where they are resumed
+  resume_waiters(resume);  // the closed coroutines throw pool_closed where they are resumed
 }
 
 }  // namespace pools::coroutines

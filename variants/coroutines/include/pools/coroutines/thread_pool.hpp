@@ -188,10 +188,11 @@ class thread_pool final : public scheduler {
   //   try_post / try_spawn  say no at once when full (from any thread; counted in stats().refused).
   //   co_await spawn_when_room(t)  suspends the calling coroutine, not its thread, until there is
   //                       room; the way for a coroutine, on any pool, to wait.
-  // Waiters are admitted in arrival order. When the destructor begins, every wait for room ends
-  // with pool_closed (and later waits that would have to wait throw it at once); the task or
-  // callable is destroyed unrun. Capacity 0 (the default) is unbounded: post and spawn then cost
-  // one relaxed load more than without the feature.
+  // Waiters are admitted in arrival order. When the destructor begins, every wait for room from
+  // outside the pool (a blocked thread, a coroutine of another pool) ends with pool_closed, and
+  // so do such waits begun later; the task or callable is destroyed unrun. This pool's own
+  // coroutines keep waiting their turn: what they spawn is work the drain runs. Capacity 0 (the
+  // default) is unbounded: post and spawn then cost one relaxed load more than without it.
 
   /// Sets the capacity (0: unbounded). Waiters re-check at once. Lowering it below the number of
   /// queued tasks drops nothing: new submissions wait until fewer are queued.
@@ -232,7 +233,8 @@ class thread_pool final : public scheduler {
 
   /// `co_await pool.spawn_when_room(t)`: spawns `t`, first suspending the calling coroutine while
   /// the queue is full. The coroutine resumes on the pool it suspended on (on this one when it
-  /// ran on none), after `t` was admitted; or with pool_closed when the destructor begins.
+  /// ran on none), after `t` was admitted; or, from another pool, with pool_closed when the
+  /// destructor begins.
   template <class T>
   class [[nodiscard]] spawn_awaiter {
    public:
@@ -438,8 +440,8 @@ class thread_pool final : public scheduler {
   /// Under room_mutex_: gives free places to waiters in order; returns the coroutines to resume.
   detail::room_waiter* hand_places() noexcept;
   void resume_waiters(detail::room_waiter* list) noexcept;
-  /// The destructor's first step: ends every wait for room with pool_closed, and waits for the
-  /// waiters admitted before it to start their tasks.
+  /// The destructor's first step: ends every wait for room from outside with pool_closed, and
+  /// waits for the remaining waiters to start their tasks.
   void close_room();
   bool refuse() noexcept {
     refused_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
