@@ -90,10 +90,16 @@ class session : public srv::suspending_session {
     for (bool open = true; open;) {
       if (s.take_stop()) conn.shutdown();  // no read is in flight here
       switch (conn.next()) {
-        case srv::action::run:
-          ++jobs;
-          s.pool_.spawn(run_job(self, conn.take_job()));
+        case srv::action::run: {
+          // try_spawn: a full queue (--queue-limit) answers 503 rather than queue without bound.
+          // (On a worker a plain spawn would be accepted over the limit: it never waits there.)
+          const srv::job job = conn.take_job();
+          if (s.pool_.try_spawn(run_job(self, job)))
+            ++jobs;
+          else
+            conn.reject(job);
           break;
+        }
         case srv::action::read: {
           auto r = co_await s.io(op_kind::read, conn.read_buffer(), {}, conn.deadline());
           if (r.stopped && s.take_stop() && !conn.shutdown() && r.ec)  // mid-request: read on
@@ -167,10 +173,15 @@ void serve(srv::app& app) {
   asio::io_context control(1);                   // the acceptor and the signals: this thread
   srv::worker_io io(app.opts().threads);         // the sockets: one io_context per worker
   pc::thread_pool pool(app.opts().threads, io);  // after io: idle workers wait in it
+  // Bounds the jobs waiting to start (and the new connections' coroutines: the listener's spawn
+  // waits for room when the queue is full, which holds back accepting under overload).
+  pool.set_capacity(app.opts().queue_limit);
   app.set_pool_stats([&] {
     const auto st = pool.stats();
-    return std::vector<srv::pool_stat>{
-        {"threads", pool.concurrency()}, {"steals", st.steals}, {"parks", st.parks}};
+    return std::vector<srv::pool_stat>{{"threads", pool.concurrency()},
+                                       {"steals", st.steals},
+                                       {"parks", st.parks},
+                                       {"queued", pool.queued()}};
   });
   srv::listener listener(
       app, control.get_executor(),
@@ -195,6 +206,7 @@ int main(int argc, char** argv) {
     pc::frame_allocator::disable_caching();
   }
   return srv::run({.name = "coroutines",
-                   .summary = "one coroutine per connection (pools::coroutines), co_await on Asio I/O"},
+                   .summary = "one coroutine per connection (pools::coroutines), co_await on Asio I/O",
+                   .bounded_queue = true},
                   argc, argv, serve);
 }

@@ -34,7 +34,8 @@ using session = srv::pool_session<pool_type>;
 
 void serve(srv::app& app) {
   asio::io_context io(1);
-  pool_type pool(app.opts().threads);  // after io: its tasks post to io
+  pool_type pool(app.opts().threads);         // after io: its tasks post to io
+  pool.set_capacity(app.opts().queue_limit);  // a full queue: pool_session answers 503
   app.set_pool_stats([&] {
     return std::vector<srv::pool_stat>{{"threads", pool.get_thread_count()},
                                        {"tasks_queued", pool.get_tasks_queued()},
@@ -56,6 +57,7 @@ void serve(srv::app& app) {
 int main(int argc, char** argv) {
   return srv::run(
       {.name = "futures",
-       .summary = "half-sync/half-async: one Asio I/O thread, jobs as pool tasks (pools::futures)"},
+       .summary = "half-sync/half-async: one Asio I/O thread, jobs as pool tasks (pools::futures)",
+       .bounded_queue = true},
       argc, argv, serve);
 }

@@ -57,6 +57,10 @@ po::options_description describe(const program& prog) {
                                                                            "this from its first byte, or 408")
     ("shutdown-timeout-ms", po::value<std::string>()->default_value("10000"), "SIGINT/SIGTERM: in-flight requests "
                                                                              "get this long to finish")
+    ("queue-limit", po::value<std::string>(), prog.bounded_queue
+        ? "jobs waiting to start in the pool past which a request gets 503 with Retry-After "
+          "(0..10000000; 0: unbounded; default: the --max-connections value)"
+        : "(this server has no job queue to bound)")
     ("address", po::value<std::string>()->default_value("127.0.0.1"), "IP address to listen on")
     ("access-log", po::bool_switch(), "log one line per response on stderr")
     ("trace", po::value<std::string>(), "on exit, write the pool's and the connections' events (the last "
@@ -97,6 +101,15 @@ std::variant<options, int> parse_command_line(const program& prog, int argc, con
     o.idle_timeout = std::chrono::milliseconds(number(vm, "idle-timeout-ms", 1, 3'600'000));
     o.header_timeout = std::chrono::milliseconds(number(vm, "header-timeout-ms", 1, 3'600'000));
     o.shutdown_timeout = std::chrono::milliseconds(number(vm, "shutdown-timeout-ms", 0, 3'600'000));
+    o.queue_limit = o.max_connections;  // one waiting job per connection allowed, on average
+    if (vm.count("queue-limit")) {
+      if (!prog.bounded_queue)
+        return fail(
+            fmt::format("server_{} has no job queue to bound (--queue-limit); server_futures and "
+                        "server_coroutines have one",
+                        prog.name));
+      o.queue_limit = number(vm, "queue-limit", 0, 10'000'000);
+    }
     o.access_log = vm["access-log"].as<bool>();
     if (vm.count("trace")) {
       if (!pools::trace::compiled_in) return fail(std::string(pools::trace::not_compiled_message));

@@ -472,4 +472,11 @@ std::uint64_t connection::requests() const noexcept {
   return s_->parsed;
 }
 
+void connection::reject(const job& j) {
+  s_->app.counters().jobs_refused.fetch_add(1, std::memory_order_relaxed);
+  auto r = detail::error_response(503, "the server's queue is full");
+  r.extra_headers = "Retry-After: 1\r\n";
+  s_->finish_job(j, std::move(r));
+}
+
 }  // namespace pools::server

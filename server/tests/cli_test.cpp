@@ -85,6 +85,20 @@ TEST_CASE("cli: every option") {
   CHECK(ok(reactor, {"--port=65535", "-t", "1"}).port == 65535);
 }
 
+TEST_CASE("cli: --queue-limit: default the connection cap, 0 unbounded, only where the driver has a queue") {
+  const srv::program bounded{.name = "futures", .summary = "a queue", .bounded_queue = true};
+  CHECK(ok(bounded, {}).queue_limit == 10000);
+  CHECK(ok(bounded, {"--max-connections", "300"}).queue_limit == 300);
+  CHECK(ok(bounded, {"--queue-limit", "7"}).queue_limit == 7);
+  CHECK(ok(bounded, {"--queue-limit", "0"}).queue_limit == 0);
+  CHECK(ok(bounded, {"--queue-limit", "10000000"}).queue_limit == 10000000);
+  for (const auto* bad : {"-1", "10000001", "lots", ""}) {
+    CAPTURE(bad);
+    CHECK(exit_code(bounded, {"--queue-limit", bad}) == 2);
+  }
+  CHECK(exit_code(reactor, {"--queue-limit", "5"}) == 2);  // no queue to bound
+}
+
 TEST_CASE("cli: --help exits 0 and names the program and its strategies") {
   CHECK(exit_code(reactor, {"--help"}) == 0);
   const auto text = srv::usage(reactor);

@@ -291,6 +291,27 @@ TEST_CASE("connection: a failed job is a 500; a wrong fib is a 500; the connecti
   CHECK(app.counters().jobs_done == 2);
 }
 
+TEST_CASE("connection: a job refused by a full queue is a 503 with Retry-After; the connection goes on") {
+  auto app = make_app();
+  test::driver d(app, /*hold_jobs=*/true);
+  d.send(get("/busy?ms=1") + get("/sleep?ms=5") + get("/plaintext"));
+  REQUIRE(d.held.size() == 2);
+  d.conn.reject(d.held[1]);
+  d.complete(0);
+  const auto rs = d.responses();
+  REQUIRE(rs.size() == 3);
+  CHECK(rs[0].status == 200);
+  CHECK(rs[1].status == 503);
+  CHECK(rs[1].header("retry-after") == "1");
+  CHECK(rs[1].keep_alive);
+  CHECK(rs[2].status == 200);
+  CHECK(d.last == srv::action::read);  // still open
+  CHECK(app.counters().jobs_refused == 1);
+  CHECK(app.counters().jobs_done == 2);
+  d.send(get("/plaintext"));
+  CHECK(d.responses().back().status == 200);
+}
+
 TEST_CASE("connection: the worker model gets every request as a job") {
   auto app = make_app(test::options(), /*every_request_is_a_job=*/true);
   test::driver d(app, /*hold_jobs=*/true);

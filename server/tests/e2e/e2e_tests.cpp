@@ -691,6 +691,75 @@ TEST_CASE("e2e: the connection cap refuses politely") {
   CHECK(held[0]->exchange(get("/json")).status == 200);  // the held ones were never disturbed
 }
 
+namespace {
+/// Whether this server bounds its job queue (server_futures, server_coroutines): its --help
+/// says so; the others reject --queue-limit.
+bool has_queue_limit() {
+  temp_dir tmp;
+  const auto r = e2e::run_server_command({"--help"}, tmp.path);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.output.find("--queue-limit") != std::string::npos);
+  return r.output.find("has no job queue") == std::string::npos;
+}
+}  // namespace
+
+// Back-pressure: with --queue-limit 1 and two workers, six pipelined /busy jobs of 200 ms find the
+// queue full after at most three are taken (two running, one waiting), so some get 503 with
+// Retry-After at once; the responses stay in request order, the connection stays open, and the
+// server serves this and other connections as soon as the jobs are done (about 400 ms at most).
+TEST_CASE("e2e: a full job queue answers 503 with Retry-After, and the connection stays usable") {
+  if (!has_queue_limit()) {
+    temp_dir tmp;
+    const auto r = e2e::run_server_command({"--queue-limit", "5"}, tmp.path);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("has no job queue to bound") != std::string::npos);
+    return;
+  }
+  fixture f({"--queue-limit", "1"});
+  client c(f.port());
+  REQUIRE(c.exchange(get("/plaintext")).status == 200);
+  constexpr int jobs = 6;
+  std::string burst;
+  for (int i = 0; i < jobs; ++i) burst += get("/busy?ms=200");
+  int served = 0, rejected = 0;
+  const auto took = timed([&] {
+    c.send(burst);
+    for (int i = 0; i < jobs; ++i) {
+      const auto r = c.read();
+      CAPTURE(i);
+      REQUIRE((r.status == 200 || r.status == 503));
+      CHECK(r.keep_alive);
+      if (r.status == 200) {
+        CHECK(r.body == R"({"busy_ms":200})");
+        ++served;
+      } else {
+        CHECK(r.header("retry-after") == "1");
+        ++rejected;
+      }
+    }
+  });
+  CHECK(served >= 1);
+  CHECK(rejected >= 1);
+  CHECK(served <= 3);  // two running and one waiting at most: the queue held at most one
+  CHECK_MESSAGE(took < 5s, "the burst took ", took.count(), " ms");
+  CHECK(f.stats()["jobs"]["refused"].get<int>() == rejected);
+  // The same connection, and another one, are served as before.
+  CHECK(c.exchange(get("/busy?ms=1")).status == 200);
+  CHECK(c.exchange(get("/plaintext")).status == 200);
+  CHECK(fetch(f.port(), get("/fib?n=10")).status == 200);
+}
+
+TEST_CASE("e2e: --queue-limit takes an integer in 0..10000000") {
+  if (!has_queue_limit()) return;  // the case above checks that it is refused
+  temp_dir tmp;
+  for (const auto& bad : std::vector<std::string>{"-1", "abc", "10000001", ""}) {
+    CAPTURE(bad);
+    const auto r = e2e::run_server_command({"--queue-limit", bad}, tmp.path);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("--queue-limit") != std::string::npos);
+  }
+}
+
 TEST_CASE("e2e: SIGTERM finishes the requests in flight, closes idle connections, exits 0") {
   fixture f;
   constexpr int busy_clients = 6;

@@ -83,9 +83,9 @@ thread_pool::thread_pool(std::size_t threads, pools::park_hook* hook)
 
 thread_pool::~thread_pool() {
   assert(!on_worker_thread() && "a thread_pool must not be destroyed by one of its own tasks");
-  // seq_cst, with the seq_cst increment and load in task_finished(): store-buffering. Either
-  // all_finished() below sees the last task's increment, or that task's thread sees
-  // draining_ == true and notifies under the mutex (which the predicate check also holds).
+  close_room();  // submissions waiting for room end now: the drain below need not wait for them
+  // seq_cst, with task_finished()'s seq_cst increment and load: store-buffering. Either all_finished()
+  // sees the last increment, or that thread sees draining_ and notifies under the mutex (held there too).
   draining_.store(true, std::memory_order_seq_cst);
   {
     std::unique_lock lock(drain_mutex_);
@@ -473,8 +473,9 @@ void thread_pool::add_timer(std::chrono::steady_clock::time_point deadline, std:
 
 thread_pool::statistics thread_pool::stats() const noexcept {
   // relaxed: statistics.
-  return {steals_.load(std::memory_order_relaxed), parks_.load(std::memory_order_relaxed),
-          wakes_.load(std::memory_order_relaxed), injected_count_.load(std::memory_order_relaxed)};
+  return {steals_.load(std::memory_order_relaxed),  parks_.load(std::memory_order_relaxed),
+          wakes_.load(std::memory_order_relaxed),   injected_count_.load(std::memory_order_relaxed),
+          refused_.load(std::memory_order_relaxed), waited_.load(std::memory_order_relaxed)};
 }
 
 // With a park hook the worker runs an event loop, and a due timer is a wake-up like an I/O
@@ -519,6 +520,200 @@ bool thread_pool::add_cancellable_timer(std::chrono::steady_clock::time_point de
   if (added == detail::timer_queue::added::no) return false;
   if (added == detail::timer_queue::added::earliest) wake_for_new_work();
   return true;
+}
+
+// ---- Room: bounded submission ----------------------------------------------------------------
+//
+// A place in the queue is taken by a CAS on queued_ (below the capacity, or unconditionally for a
+// worker's post) and given back by the admitted coroutine's first act (detail::run_admitted_*),
+// or by the submitter if starting it failed. A submission that finds no room and may wait joins a
+// FIFO under room_mutex_: a thread blocks on its own condition variable, a coroutine stays
+// suspended. Whoever gives a place back hands the free places to the head of the FIFO.
+//
+// No lost wake-up: a waiter announces itself (room_waiters_ + 1) and then tries for a place
+// (reading queued_); a finishing admission gives its place back (queued_ - 1) and then reads
+// room_waiters_. All four are seq_cst, so the two pairs are a store-buffering pattern: at least
+// one side sees the other — the waiter finds the place, or the giver sees the waiter and takes
+// room_mutex_, which the waiter holds from its announcement until it sleeps (or suspends), to
+// hand the place over. set_capacity() and the destructor take the mutex themselves.
+
+void detail::place_left(thread_pool* pool) noexcept {
+  pool->place_left();
+}
+
+bool thread_pool::take_place(bool force) noexcept {
+  // seq_cst: the waiter's read in the handshake above (a load that a CAS failure re-does).
+  std::int64_t q = queued_.load(std::memory_order_seq_cst);
+  for (;;) {
+    // relaxed: any recent capacity will do; set_capacity() hands places over under the mutex.
+    const std::size_t cap = capacity_.load(std::memory_order_relaxed);
+    if (!force && cap != 0 && q >= static_cast<std::int64_t>(cap)) return false;
+    if (queued_.compare_exchange_weak(q, q + 1, std::memory_order_seq_cst, std::memory_order_seq_cst))
+      return true;
+  }
+}
+
+bool thread_pool::try_admit_first() noexcept {
+  // seq_cst: a stale 0 only lets this submission pass a waiter (try_ calls may always do that).
+  return room_waiters_.load(std::memory_order_seq_cst) == 0 && take_place(false);
+}
+
+void thread_pool::place_left() noexcept {
+  // seq_cst both: the giver's half of the handshake (see "Room").
+  queued_.fetch_sub(1, std::memory_order_seq_cst);
+  if (room_waiters_.load(std::memory_order_seq_cst) == 0) return;
+  detail::room_waiter* resume = nullptr;
+  {
+    const std::lock_guard lock(room_mutex_);
+    resume = hand_places();
+  }
+  resume_waiters(resume);
+}
+
+detail::room_waiter* thread_pool::hand_places() noexcept {
+  detail::room_waiter* resume = nullptr;
+  detail::room_waiter** resume_tail = &resume;
+  while (room_head_ != nullptr && take_place(false)) {
+    detail::room_waiter* w = room_head_;
+    room_head_ = w->next;
+    if (room_head_ == nullptr) room_tail_ = nullptr;
+    room_waiters_.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: read by place_left()
+    w->st = detail::room_waiter::state::admitted;
+    w->next = nullptr;
+    if (w->blocked != nullptr) {
+      // Under the mutex: the thread cannot return (and free its condition variable) before we
+      // unlock.
+      w->blocked->notify_one();
+    } else {
+      *resume_tail = w;
+      resume_tail = &w->next;
+    }
+  }
+  return resume;
+}
+
+void thread_pool::resume_waiters(detail::room_waiter* list) noexcept {
+  while (list != nullptr) {
+    // Read before the resumption: the node lives in the coroutine's frame, which may be gone
+    // as soon as the coroutine runs.
+    detail::room_waiter* next = list->next;
+    const std::coroutine_handle<> h = list->coroutine;
+    scheduler* on = list->resume_on;
+    try {
+      on->enqueue(h);
+    } catch (...) {
+      h.resume();  // out of memory for the queue: run it here rather than lose it
+    }
+    list = next;
+  }
+}
+
+bool thread_pool::admit_or_wait() {
+  if (own_worker() != nullptr) {
+    take_place(true);  // a worker never waits: it must go on starting the tasks that make room
+    return false;
+  }
+  if (try_admit_first()) return false;
+  std::unique_lock lock(room_mutex_);
+  if (room_closed_) throw pool_closed();
+  std::condition_variable blocked;
+  detail::room_waiter node;
+  node.blocked = &blocked;
+  if (enlist(node)) return false;
+  blocked.wait(lock, [&] { return node.st != detail::room_waiter::state::waiting; });
+  if (node.st == detail::room_waiter::state::closed) {
+    leave_room_locked();
+    throw pool_closed();
+  }
+  return true;  // admitted after a wait: the caller calls leave_room() once its task has started
+}
+
+bool thread_pool::suspend_for_place(detail::room_waiter& node) {
+  const std::lock_guard lock(room_mutex_);
+  if (room_closed_ && node.resume_on != this) {  // see close_room(): this pool's own may wait
+    node.st = detail::room_waiter::state::closed;
+    return false;
+  }
+  return !enlist(node);  // hand_places() or close_room() resumes it, after this lock is released
+}
+
+bool thread_pool::enlist(detail::room_waiter& node) {
+  const bool first = room_head_ == nullptr;
+  (room_tail_ != nullptr ? room_tail_->next : room_head_) = &node;
+  room_tail_ = &node;
+  room_waiters_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: the waiter's announcement
+  // With waiters ahead, this one waits its turn; they are handed places as room appears.
+  if (first && take_place(false)) {
+    room_head_ = room_tail_ = nullptr;
+    room_waiters_.fetch_sub(1, std::memory_order_seq_cst);
+    node.st = detail::room_waiter::state::admitted;
+    return true;
+  }
+  waited_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  node.waited = true;
+  ++room_pending_;
+  return false;
+}
+
+void thread_pool::leave_room() {
+  const std::lock_guard lock(room_mutex_);
+  leave_room_locked();
+}
+
+void thread_pool::leave_room_locked() noexcept {
+  // Under the mutex: the destructor, waiting in close_room() for the count to reach 0, cannot
+  // go on (and destroy the condition variable) before this thread unlocks.
+  if (--room_pending_ == 0 && room_closed_) room_closed_cv_.notify_all();
+}
+
+void thread_pool::set_capacity(std::size_t max_queued) {
+  capacity_.store(max_queued, std::memory_order_relaxed);  // relaxed: the mutex below orders it
+  detail::room_waiter* resume = nullptr;
+  {
+    const std::lock_guard lock(room_mutex_);
+    resume = hand_places();
+  }
+  resume_waiters(resume);
+}
+
+void thread_pool::close_room() {
+  // The waits from outside end: blocked threads, and coroutines of other pools (or of none).
+  // Coroutines of this pool keep their turn: like a task's post during the drain, what they
+  // spawn is work the drain runs, and the workers go on making room for them.
+  detail::room_waiter* resume = nullptr;
+  detail::room_waiter** resume_tail = &resume;
+  detail::room_waiter* kept = nullptr;  // this pool's coroutines, in order
+  detail::room_waiter* last_kept = nullptr;
+  std::size_t kept_count = 0;
+  std::unique_lock lock(room_mutex_);
+  room_closed_ = true;
+  for (detail::room_waiter* w = room_head_; w != nullptr;) {
+    detail::room_waiter* next = w->next;
+    w->next = nullptr;
+    if (w->blocked != nullptr) {
+      w->st = detail::room_waiter::state::closed;
+      w->blocked->notify_one();  // the thread leaves the count itself, with pool_closed
+    } else if (w->resume_on == this) {
+      (last_kept != nullptr ? last_kept->next : kept) = w;
+      last_kept = w;
+      ++kept_count;
+    } else {
+      w->st = detail::room_waiter::state::closed;
+      --room_pending_;  // the coroutine only throws where it resumes: it touches the pool no more
+      *resume_tail = w;
+      resume_tail = &w->next;
+    }
+    w = next;
+  }
+  room_head_ = kept;
+  room_tail_ = last_kept;
+  room_waiters_.store(kept_count, std::memory_order_seq_cst);
+  // Waits for the blocked threads to leave, and for the waiters admitted before this point (and
+  // this pool's own, as room appears) to start their tasks: the drain that follows counts them.
+  // They run meanwhile: a thread on its own, a coroutine on its pool (this one is still running).
+  room_closed_cv_.wait(lock, [this] { return room_pending_ == 0; });
+  lock.unlock();
+  resume_waiters(resume);  // the closed coroutines throw pool_closed where they are resumed
 }
 
 }  // namespace pools::coroutines

@@ -3,7 +3,7 @@
 //
 //   server_<variant> [--port P] [--threads N] [--root DIR] [--max-body B] [--strategy S]
 //                    [--max-connections C] [--idle-timeout-ms T] [--header-timeout-ms T]
-//                    [--shutdown-timeout-ms T] [--address A] [--access-log] [--help]
+//                    [--shutdown-timeout-ms T] [--queue-limit Q] [--address A] [--access-log] [--help]
 //
 // Bad usage prints "error: <what>" and "(run with --help for usage)" on stderr and exits 2, as
 // the bench executables do.
@@ -26,6 +26,9 @@ struct program {
   std::vector<std::string_view> strategies = {};
   /// Worker model: hand every request to the pool (see job.hpp, job::kind::respond).
   bool every_request_is_a_job = false;
+  /// The driver bounds its pool's queue with --queue-limit (connection::reject answers 503 when
+  /// it is full). False: --queue-limit is an error.
+  bool bounded_queue = false;
 };
 
 /// The options, or the exit code to return at once: 0 after --help (usage printed on stdout),

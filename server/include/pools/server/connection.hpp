@@ -96,6 +96,10 @@ class connection {
   void complete(const job& j, std::uint64_t value = 0);
   /// The job failed (an exception in the driver's code): its response becomes a 500.
   void fail(const job& j, std::string_view what);
+  /// The driver's queue was full (--queue-limit), so the job was never started: its response
+  /// becomes 503 Service Unavailable with Retry-After, and the connection stays open. The same
+  /// answer from every bounded driver, instead of a queue that grows without bound.
+  void reject(const job& j);
 
   // ---- time ----
   /// When the connection times out if nothing happens: idle keep-alive, the header timeout from a

@@ -21,6 +21,7 @@ struct counters {
   std::atomic<std::uint64_t> status_5xx{0};
   std::atomic<std::uint64_t> jobs_started{0};  ///< jobs handed to the driver (take_job)
   std::atomic<std::uint64_t> jobs_done{0};     ///< jobs completed or failed
+  std::atomic<std::uint64_t> jobs_refused{0};  ///< of those, refused by a full queue: 503
 };
 
 }  // namespace pools::server

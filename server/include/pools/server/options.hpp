@@ -50,6 +50,10 @@ struct options {
   std::chrono::milliseconds shutdown_timeout{10'000};  ///< SIGTERM/SIGINT: drain deadline
   bool access_log = false;                             ///< one line per response on stderr
   std::string trace;  ///< --trace: the scheduler's events, written here on exit (pools/trace.hpp)
+  /// --queue-limit: jobs waiting to start in the pool past which a job gets 503 + Retry-After on
+  /// a connection that stays open (drivers whose program says bounded_queue); 0: unbounded.
+  /// The command line's default is the --max-connections value.
+  std::size_t queue_limit = 10'000;
 };
 
 }  // namespace pools::server

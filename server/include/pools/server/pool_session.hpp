@@ -35,7 +35,7 @@ class pool_session : public callback_session {
  private:
   void run_job(job j) override {
     // The task owns a reference to the session: the connection may close while the job is queued.
-    pool_.post([self = shared_from_this(), j] {
+    auto task = [self = shared_from_this(), j] {
       // Dropped while queued (the shutdown deadline): nobody to answer, and the drain waits.
       if (self->abandoned()) return;
       std::uint64_t value = 0;
@@ -45,7 +45,14 @@ class pool_session : public callback_session {
         return self->finish(j, 0, e.what());
       }
       self->finish(j, value);
-    });
+    };
+    // A pool with a bounded queue (pools::futures with set_capacity: --queue-limit) says no
+    // rather than blocking this I/O thread: the request gets its 503 at once.
+    if constexpr (requires { pool_.try_post(task); }) {
+      if (!pool_.try_post(std::move(task))) conn().reject(j);
+    } else {
+      pool_.post(std::move(task));
+    }
   }
 
   Pool& pool_;

@@ -91,7 +91,47 @@ posted_coroutine run_posted(F f) {
   invoke_reporting(f);
   co_return;
 }
+
+// Bounded submission (thread_pool::set_capacity). A task admitted under a capacity holds a place
+// in the pool's queue until it starts: these coroutines give the place back as their first act.
+void place_left(thread_pool* pool) noexcept;  // thread_pool.cpp
+
+template <class F>
+posted_coroutine run_admitted_callable(F f, thread_pool* pool) {
+  place_left(pool);
+  // An exception goes to the promise's unhandled_exception(), which reports it. (Not through
+  // invoke_reporting: a second caller of invoke_reporting<F> stops GCC inlining it into
+  // run_posted, the unbounded post's hot path.)
+  f();
+  co_return;
+}
+
+template <class T>
+task<void> run_admitted_task(task<T> t, thread_pool* pool) {
+  place_left(pool);
+  co_await std::move(t);  // its exception leaves this detached task: reported, as spawn's policy says
+}
+
+/// One submission waiting for room (thread_pool::wait_for_place, spawn_awaiter), in the pool's
+/// FIFO of waiters under its room mutex. Lives on the waiting thread's stack or in the awaiting
+/// coroutine's frame.
+struct room_waiter {
+  enum class state : unsigned char { waiting, admitted, closed };
+  room_waiter* next = nullptr;
+  state st = state::waiting;
+  bool waited = false;                // it was queued: counted in the pool's room_pending_ until done
+  std::coroutine_handle<> coroutine;  // a suspended coroutine, resumed on `resume_on`; or null:
+  scheduler* resume_on = nullptr;
+  std::condition_variable* blocked = nullptr;  // a blocked thread, woken through this
+};
 }  // namespace detail
+
+/// What a wait for room in a bounded thread_pool throws when the pool's destructor begins (see
+/// thread_pool::set_capacity): the submission was not made; what it carried is destroyed unrun.
+class pool_closed : public std::runtime_error {
+ public:
+  pool_closed() : std::runtime_error("pools::coroutines::thread_pool: destroyed while waiting for room") {}
+};
 
 class thread_pool final : public scheduler {
  public:
@@ -109,9 +149,12 @@ class thread_pool final : public scheduler {
   std::size_t concurrency() const noexcept { return workers_.size(); }
 
   /// pools::Executor: runs f() once on a worker; an exception goes to report_unhandled_exception.
+  /// With a capacity set, waits for room first (see "Bounded submission" below).
   template <class F>
   void post(F&& f) {
     static_assert(std::is_invocable_v<std::decay_t<F>&>, "post: f must be callable as f()");
+    if (capacity_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+      return post_bounded(std::forward<F>(f));
     auto h = detail::run_posted<std::decay_t<F>>(std::forward<F>(f)).handle;
     h.promise().pool = this;
     start_counted(h);
@@ -120,14 +163,109 @@ class thread_pool final : public scheduler {
   /// Detaches `t` onto the pool. The pool owns its frame and frees it when the task finishes.
   /// Policy: the result is discarded; an exception is handed to pools::report_unhandled_exception
   /// (as for post); the destructor waits for the task. Throws std::invalid_argument for an empty
-  /// or already finished task.
+  /// or already finished task. With a capacity set, waits for room first (below).
   template <class T>
   void spawn(task<T> t) {
-    if (!t.valid() || t.is_ready())
-      throw std::invalid_argument("pools::coroutines::thread_pool::spawn: empty or finished task");
+    check_spawnable(t);
+    if (capacity_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+      return spawn_bounded(std::move(t));
     auto h = t.release();
     h.promise().set_detached(this);
     start_counted(h);  // on std::bad_alloc the task is destroyed, not run
+  }
+
+  // ---- Bounded submission (back-pressure) ----------------------------------------------------
+  // With a capacity set, at most that many *new detached tasks* wait to start: those of post and
+  // spawn (and their try_ and when_room forms), from any thread. A task holds its place from its
+  // admission until a worker starts it; running and suspended tasks hold none. What continues
+  // work already admitted never counts and never waits: forks (when_all, fork_scope), resumptions
+  // (events, channels, mutexes, timers, I/O completions: enqueue), schedule(), sync_wait's entry.
+  // A fork that waited for room would hold up its own join, and a resumption refused would lose
+  // a coroutine; bounding the entry points bounds the work behind them.
+  //   post / spawn        from outside the pool: block until there is room;
+  //                       from a worker of this pool: never wait (accepted over the capacity:
+  //                       a worker that waited would stop starting the tasks that make room).
+  //   try_post / try_spawn  say no at once when full (from any thread; counted in stats().refused).
+  //   co_await spawn_when_room(t)  suspends the calling coroutine, not its thread, until there is
+  //                       room; the way for a coroutine, on any pool, to wait.
+  // Waiters are admitted in arrival order. When the destructor begins, every wait for room from
+  // outside the pool (a blocked thread, a coroutine of another pool) ends with pool_closed, and
+  // so do such waits begun later; the task or callable is destroyed unrun. This pool's own
+  // coroutines keep waiting their turn: what they spawn is work the drain runs. Capacity 0 (the
+  // default) is unbounded: post and spawn then cost one relaxed load more than without it.
+
+  /// Sets the capacity (0: unbounded). Waiters re-check at once. Lowering it below the number of
+  /// queued tasks drops nothing: new submissions wait until fewer are queued.
+  void set_capacity(std::size_t max_queued);
+  std::size_t capacity() const noexcept { return capacity_.load(std::memory_order_relaxed); }
+  /// Tasks admitted under a capacity that have not started yet (0 while unbounded).
+  std::size_t queued() const noexcept {
+    const std::int64_t q = queued_.load(std::memory_order_relaxed);
+    return q > 0 ? static_cast<std::size_t>(q) : 0;
+  }
+
+  /// As post, but returns false at once, leaving `f` untouched, when the queue is full.
+  template <class F>
+  [[nodiscard]] bool try_post(F&& f) {
+    static_assert(std::is_invocable_v<std::decay_t<F>&>, "try_post: f must be callable as f()");
+    if (capacity_.load(std::memory_order_relaxed) == 0) {
+      post(std::forward<F>(f));
+      return true;
+    }
+    if (!take_place(false)) return refuse();
+    start_admitted([&] { return make_admitted(std::forward<F>(f)); });
+    return true;
+  }
+
+  /// As spawn, but returns false at once, leaving `t` as it was (the caller still owns it), when
+  /// the queue is full.
+  template <class T>
+  [[nodiscard]] bool try_spawn(task<T>&& t) {
+    check_spawnable(t);
+    if (capacity_.load(std::memory_order_relaxed) == 0) {
+      spawn(std::move(t));
+      return true;
+    }
+    if (!take_place(false)) return refuse();
+    start_admitted([&] { return make_admitted_task(std::move(t)); });
+    return true;
+  }
+
+  /// `co_await pool.spawn_when_room(t)`: spawns `t`, first suspending the calling coroutine while
+  /// the queue is full. The coroutine resumes on the pool it suspended on (on this one when it
+  /// ran on none), after `t` was admitted; or, from another pool, with pool_closed when the
+  /// destructor begins.
+  template <class T>
+  class [[nodiscard]] spawn_awaiter {
+   public:
+    spawn_awaiter(thread_pool& pool, task<T> t) : pool_(pool), task_(std::move(t)) {}
+    bool await_ready() {
+      pool_.check_spawnable(task_);
+      if (!pool_.try_admit_first()) return false;
+      node_.st = detail::room_waiter::state::admitted;
+      return true;
+    }
+    bool await_suspend(std::coroutine_handle<> h) {
+      node_.coroutine = h;
+      node_.resume_on = current_scheduler() != nullptr ? current_scheduler() : &pool_;
+      return pool_.suspend_for_place(node_);
+    }
+    void await_resume() {
+      if (node_.st == detail::room_waiter::state::closed) throw pool_closed();
+      const auto make = [&] { return pool_.make_admitted_task(std::move(task_)); };
+      if (!node_.waited) return pool_.start_admitted(make);
+      const room_leaver left{pool_};
+      pool_.start_admitted(make);
+    }
+
+   private:
+    thread_pool& pool_;
+    task<T> task_;
+    detail::room_waiter node_;
+  };
+  template <class T>
+  spawn_awaiter<T> spawn_when_room(task<T> t) {
+    return spawn_awaiter<T>(*this, std::move(t));
   }
 
   struct schedule_awaiter {
@@ -182,6 +320,8 @@ class thread_pool final : public scheduler {
     std::uint64_t parks = 0;     // times a worker went to sleep
     std::uint64_t wakes = 0;     // futex wakes issued
     std::uint64_t injected = 0;  // items taken from the injection queue
+    std::uint64_t refused = 0;   // try_post / try_spawn that said no (bounded submission)
+    std::uint64_t waited = 0;    // submissions that had to wait for room (blocked or suspended)
   };
   statistics stats() const noexcept;
 
@@ -229,6 +369,84 @@ class thread_pool final : public scheduler {
   }
 
   friend void detail::detached_done(thread_pool*) noexcept;
+
+  // ---- bounded submission (the public part above says what counts; thread_pool.cpp, "Room") ----
+  template <class T>
+  static void check_spawnable(const task<T>& t) {
+    if (!t.valid() || t.is_ready())
+      throw std::invalid_argument("pools::coroutines::thread_pool::spawn: empty or finished task");
+  }
+  /// The coroutine of an admitted callable or task: it gives its place back when it starts.
+  template <class F>
+  std::coroutine_handle<> make_admitted(F&& f) {
+    auto h = detail::run_admitted_callable<std::decay_t<F>>(std::forward<F>(f), this).handle;
+    h.promise().pool = this;
+    return h;
+  }
+  template <class T>
+  std::coroutine_handle<> make_admitted_task(task<T>&& t) {
+    auto h = detail::run_admitted_task(std::move(t), this).release();
+    h.promise().set_detached(this);
+    return h;
+  }
+  /// A place is held: make the coroutine and start it. If either throws, the place is given back.
+  template <class Make>
+  void start_admitted(Make&& make) {
+    try {
+      start_counted(make());
+    } catch (...) {
+      place_left();
+      throw;
+    }
+  }
+  /// Takes a place if the queue has room (or always, with `force`): true when taken.
+  bool take_place(bool force) noexcept;
+  /// As take_place(false), but only when nobody waits (waiters are admitted in order).
+  bool try_admit_first() noexcept;
+  /// post/spawn with a capacity: a worker of this pool takes a place at once (force); any other
+  /// thread blocks until it has one. Throws pool_closed when the destructor begins. True when it
+  /// waited: the caller then calls leave_room() once the task has started (or failed to).
+  bool admit_or_wait();
+  // Out of line: the unbounded post and spawn keep their short paths (bench/instructions.py).
+  template <class F>
+  [[gnu::noinline]] void post_bounded(F&& f) {
+    submit_bounded([&] { return make_admitted(std::forward<F>(f)); });
+  }
+  template <class T>
+  [[gnu::noinline]] void spawn_bounded(task<T>&& t) {
+    submit_bounded([&] { return make_admitted_task(std::move(t)); });
+  }
+  template <class Make>
+  void submit_bounded(Make&& make) {
+    if (!admit_or_wait()) return start_admitted(make);
+    const room_leaver left{*this};
+    start_admitted(make);
+  }
+  /// spawn_when_room: enlists `node` (true: suspend), or admits or closes it at once (false).
+  bool suspend_for_place(detail::room_waiter& node);
+  /// Under room_mutex_: queues `node`; true (and not queued) if it was admitted at once.
+  bool enlist(detail::room_waiter& node);
+  /// A waiter admitted after a wait has started its task (or failed to), or a closed thread
+  /// leaves; the destructor may be waiting for it (close_room()).
+  void leave_room();
+  void leave_room_locked() noexcept;
+  struct room_leaver {
+    thread_pool& pool;
+    ~room_leaver() { pool.leave_room(); }
+  };
+  /// A task admitted under a capacity started (or never will): its place is free again.
+  void place_left() noexcept;
+  friend void detail::place_left(thread_pool*) noexcept;
+  /// Under room_mutex_: gives free places to waiters in order; returns the coroutines to resume.
+  detail::room_waiter* hand_places() noexcept;
+  void resume_waiters(detail::room_waiter* list) noexcept;
+  /// The destructor's first step: ends every wait for room from outside with pool_closed, and
+  /// waits for the remaining waiters to start their tasks.
+  void close_room();
+  bool refuse() noexcept {
+    refused_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    return false;
+  }
 
   thread_pool(std::size_t threads, pools::park_hook* hook);
 
@@ -286,6 +504,9 @@ class thread_pool final : public scheduler {
   }
 
   pools::park_hook* const hook_;  // nullptr: workers sleep on their futex
+  // set_capacity(); 0: unbounded. Read by every post and spawn, written rarely: beside the
+  // read-only members, away from the counters.
+  std::atomic<std::size_t> capacity_{0};
   std::vector<std::unique_ptr<detail::worker>> workers_;
   std::vector<std::thread> threads_;
 
@@ -320,6 +541,22 @@ class thread_pool final : public scheduler {
 
   // Statistics, relaxed counters: off the hot path (steals, parks, wakes, injections).
   std::atomic<std::uint64_t> steals_{0}, parks_{0}, wakes_{0}, injected_count_{0};
+
+  // Bounded submission (thread_pool.cpp, "Room"). queued_: places taken and not yet given back
+  // (a signed count: a place is given back by the task that took it, on any worker).
+  // room_waiters_: the length of the waiters' FIFO, changed under room_mutex_ and read without
+  // it by place_left(), which only needs to know whether anyone waits.
+  alignas(64) std::atomic<std::int64_t> queued_{0};
+  std::atomic<std::size_t> room_waiters_{0};
+  std::atomic<std::uint64_t> refused_{0}, waited_{0};
+  std::mutex room_mutex_;
+  detail::room_waiter* room_head_ = nullptr;  // the FIFO of waiters, under room_mutex_
+  detail::room_waiter* room_tail_ = nullptr;
+  // Under room_mutex_: waiters that waited and are not done: queued, or admitted with their task
+  // not yet started. The destructor waits for 0 (close_room()).
+  std::size_t room_pending_ = 0;
+  bool room_closed_ = false;                // the destructor began, under room_mutex_
+  std::condition_variable room_closed_cv_;  // the destructor waits for room_pending_ == 0
 
   // With a park hook (thread_pool.cpp says why): due timers into the ready FIFO; the tick's item.
   bool queue_ready_timers(detail::worker& w, const std::coroutine_handle<>* due, std::size_t n, bool more);
