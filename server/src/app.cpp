@@ -53,6 +53,7 @@ std::string app::stats_json() const {
   jobs["started"] = started;
   jobs["done"] = done;
   jobs["in_flight"] = started >= done ? started - done : 0;
+  jobs["cancelled"] = load(c.jobs_cancelled);
   auto& pool = stats["pool"] = json::object();
   if (pool_stats_) {
     for (const auto& s : pool_stats_()) pool[s.name] = s.value;
