@@ -162,8 +162,8 @@ def main():
     rows = []
     for name in args.servers:
         v = values[name]
-        row = [name, fmt_ms(v["freed_ms"], args.limit), v["probe_before_p50_ms"],
-               fmt_ms(v["probe_first_after_ms"], args.limit), v["probe_after_p50_ms"]]
+        row = [name, fmt_ms(v["freed_ms"], args.limit), fmt_ms(v["probe_before_p50_ms"], args.limit),
+               fmt_ms(v["probe_first_after_ms"], args.limit), fmt_ms(v["probe_after_p50_ms"], args.limit)]
         if args.baseline_build:
             b = values[f"{name}_{args.baseline_label}"]
             row += [fmt_ms(b["freed_ms"], args.limit), fmt_ms(b["probe_first_after_ms"], args.limit)]
