@@ -427,9 +427,9 @@ void connection::consume(std::size_t n) {
 job connection::take_job() {
   auto& s = *s_;
   assert(!s.jobs.empty());
+  if (!s.stop.stop_possible()) s.stop = std::stop_source();  // may throw: nothing taken yet
   job j = s.jobs.front();
   s.jobs.pop_front();
-  if (!s.stop.stop_possible()) s.stop = std::stop_source();
   j.stop = s.stop.get_token();
   ++s.running;
   s.app.counters().jobs_started.fetch_add(1, std::memory_order_relaxed);
