@@ -34,7 +34,7 @@ using tcp = asio::ip::tcp;
 /// own handlers (the session's watch, or its close), so the callback may touch the timer.
 struct sleeper {
   struct cancel_timer {
-    asio::steady_timer* timer;
+    asio::steady_timer* timer = nullptr;
     void operator()() const { timer->cancel(); }
   };
   sleeper(const asio::any_io_executor& ex, const srv::job& job) : timer(ex, job.duration()) {}

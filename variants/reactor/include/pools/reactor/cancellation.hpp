@@ -254,7 +254,7 @@ class stop_signal {
   struct emit_on {
     std::shared_ptr<cancellation_signal> signal;
     boost::asio::any_io_executor strand;
-    cancellation_type type;
+    cancellation_type type = cancellation_type::terminal;
     // A stop callback must not throw: out of memory for the post ends the program, as any
     // exception from a std::stop_callback does.
     void operator()() const {
