@@ -6,7 +6,8 @@
 //   main      -> pools::server::run(program, argc, argv, serve)
 //   serve     -> the pool, whose idle workers run the sockets (worker_io), a listener on this thread
 //   session   -> the loop in the coroutine: next() -> run / read / write / half_close / wait / close
-//   run_job   -> fib: co_await when_all; busy: spin on the worker; sleep: co_await sleep_for
+//   run_job   -> fib: co_await when_all; busy: spin on the worker; sleep: co_await sleep_for;
+//                busy and sleep end early when the client leaves (job.stop)
 //
 // Every socket call is made on the worker that owns the socket (pools::server::suspending_session):
 // an idle worker waits in its io_context, and a completion hands the coroutine to that worker's
@@ -22,6 +23,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <coroutine>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +42,12 @@ pc::task<std::uint64_t> fib(std::uint64_t n) {
   if (n < srv::fib_cutoff) co_return srv::fib_serial(n);
   auto [a, b] = co_await pc::when_all(fib(n - 1), fib(n - 2));
   co_return a + b;
+}
+
+/// sleep_for as a task, for with_stop_token: under a stop token the sleep ends at once when it is
+/// requested, and the co_await throws operation_cancelled.
+pc::task<void> nap(pc::thread_pool& pool, std::chrono::milliseconds d) {
+  co_await pc::sleep_for(pool, d);
 }
 
 /// A finished job, sent back to its connection's coroutine.
@@ -124,6 +132,7 @@ class session : public srv::suspending_session {
           co_await s.io(op_kind::half_close);
           break;
         case srv::action::wait: {  // only jobs can be in flight: I/O is awaited in place
+          s.watch_peer(conn);      // the client leaving stops them (job.stop)
           auto done = co_await s.done_.receive();
           --jobs;
           if (done->error.empty())
@@ -150,10 +159,10 @@ class session : public srv::suspending_session {
           done.value = co_await fib(job.arg);
           break;
         case srv::job::kind::busy:
-          srv::busy_wait(job.duration());
+          srv::busy_wait(job.duration(), job.stop);
           break;
-        case srv::job::kind::sleep:
-          co_await pc::sleep_for(self->pool_, job.duration());
+        case srv::job::kind::sleep:  // a stop throws operation_cancelled: the core drops it
+          co_await pc::with_stop_token(job.stop, nap(self->pool_, job.duration()));
           break;
         case srv::job::kind::respond:
           break;

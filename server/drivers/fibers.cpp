@@ -6,7 +6,8 @@
 //   main      -> pools::server::run(program, argc, argv, serve)
 //   serve     -> the pool, whose idle workers run the sockets (worker_io), a listener on this thread
 //   session   -> the loop in the fiber: next() -> run / read / write / half_close / wait / close
-//   run_job   -> a fiber of its own: fib with spawn/join, busy on the worker, sleep with sleep_for
+//   run_job   -> a fiber of its own: fib with spawn/join, busy on the worker, sleep with sleep_for;
+//                busy and sleep end early when the client leaves (job.stop)
 //
 // Every socket call is made on the worker that owns the socket (pools::server::suspending_session):
 // an idle worker waits in its io_context, and a completion fulfils the fiber's promise, which
@@ -14,7 +15,6 @@
 // connection's pipelined jobs run concurrently; the loop joins them oldest first, the order in
 // which their responses must go out.
 #include <pools/fibers/future.hpp>
-#include <pools/fibers/this_fiber.hpp>
 #include <pools/fibers/thread_pool.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/main.hpp>
@@ -24,9 +24,11 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <memory>
+#include <stop_token>
 
 namespace {
 
@@ -40,6 +42,20 @@ std::uint64_t fib(pf::thread_pool& pool, std::uint64_t n) {
   auto left = pool.spawn([&pool, n] { return fib(pool, n - 1); });
   const std::uint64_t right = fib(pool, n - 2);
   return left.join() + right;
+}
+
+/// this_fiber::sleep_for that ends early when `stop` is requested: the stop callback fulfils a
+/// promise that the fiber waits on with a deadline (from any thread: that only makes the fiber
+/// runnable).
+void sleep_for(std::chrono::milliseconds d, const std::stop_token& stop) {
+  pf::promise<void> woken;
+  auto wake_up = woken.get_future();
+  {
+    std::stop_callback on_stop(stop, [&woken] { woken.set_value(); });
+    if (wake_up.wait_for(d) == std::future_status::ready) return;  // stopped
+  }  // the callback is gone, or has run: no second set_value
+  // Not stopped: fulfil it here, or ~promise would store a broken_promise (an allocation).
+  if (wake_up.wait_for(std::chrono::seconds(0)) != std::future_status::ready) woken.set_value();
 }
 
 class session : public srv::suspending_session {
@@ -113,6 +129,7 @@ class session : public srv::suspending_session {
           io(op_kind::half_close);
           break;
         case srv::action::wait: {  // only jobs can be in flight: I/O is awaited in place
+          watch_peer(conn);        // the client leaving stops them (job.stop)
           // The oldest job's response is the next to go out: later ones wait for it anyway.
           in_flight oldest = std::move(jobs.front());
           jobs.pop_front();
@@ -140,10 +157,10 @@ class session : public srv::suspending_session {
       case srv::job::kind::fib:
         return fib(pool_, job.arg);
       case srv::job::kind::busy:
-        srv::busy_wait(job.duration());
+        srv::busy_wait(job.duration(), job.stop);
         break;
       case srv::job::kind::sleep:
-        pf::this_fiber::sleep_for(job.duration());
+        sleep_for(job.duration(), job.stop);
         break;
       case srv::job::kind::respond:
         break;

@@ -7,18 +7,20 @@
 //   serve     -> the executor (--strategy per_thread | shared), a pools::server::listener on a
 //                strand of it; this thread only waits for the listener, then drains the executor
 //   session   -> the connection loop in callbacks (pools::server::callback_session), on a strand
-//   run_job   -> fib: continuation-passing fork-join; busy: a handler on any thread; sleep:
-//                reactor::post_after; each ends in finish(), so a connection's jobs run at once
+//   run_job   -> fib: continuation-passing fork-join; busy: a handler on any thread; sleep: a
+//                timer on the session's strand; each ends in finish(), so a connection's jobs
+//                run at once. busy reads job.stop; sleep's timer is cancelled through an Asio
+//                cancellation slot that the stop token emits (reactor::stop_signal)
 //
 // Each session lives on its own strand (reactor::make_strand: under per_thread its io_context's
 // executor, free; under shared an asio::strand), so its handlers never run concurrently. It is
 // owned by its pending handlers (callback_session) and counted (reactor::counted: /stats shows
 // pool.sessions_alive, which must fall back to the connections still open once clients go).
+#include <pools/reactor/cancellation.hpp>
 #include <pools/reactor/counted.hpp>
 #include <pools/reactor/executor.hpp>
 #include <pools/reactor/strand.hpp>
 #include <pools/reactor/strategy.hpp>
-#include <pools/reactor/timer.hpp>
 #include <pools/server/callback_session.hpp>
 #include <pools/server/main.hpp>
 #include <pools/server/work.hpp>
@@ -82,13 +84,19 @@ class session : public srv::callback_session, public reactor::counted<session> {
       case srv::job::kind::busy:
         ex_.post([self, job, done] {
           if (self->abandoned()) return;
-          srv::busy_wait(job.duration());
+          srv::busy_wait(job.duration(), job.stop);  // returns early if the client leaves
           done(0);
         });
         break;
-      case srv::job::kind::sleep:
-        reactor::post_after(ex_, job.duration(), [done] { done(0); });
+      case srv::job::kind::sleep: {
+        // The client leaving stops job.stop; stop_signal turns that into an emit on this strand,
+        // and the wait ends with operation_aborted. The handler owns the signal: it outlives the wait.
+        auto stop = std::make_shared<reactor::stop_signal>(job.stop, executor());
+        reactor::async_wait_for(executor(), job.duration(),
+                                reactor::bind_cancellation_slot(
+                                    stop->slot(), [stop, done](boost::system::error_code) { done(0); }));
         break;
+      }
       case srv::job::kind::respond:
         done(0);
         break;

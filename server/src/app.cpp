@@ -54,6 +54,7 @@ std::string app::stats_json() const {
   jobs["done"] = done;
   jobs["in_flight"] = started >= done ? started - done : 0;
   jobs["refused"] = load(c.jobs_refused);
+  jobs["cancelled"] = load(c.jobs_cancelled);
   auto& pool = stats["pool"] = json::object();
   if (pool_stats_) {
     for (const auto& s : pool_stats_()) pool[s.name] = s.value;

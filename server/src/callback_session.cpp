@@ -59,7 +59,7 @@ void callback_session::pump() {
         break;
       }
       case action::wait:
-        return;
+        return watch_peer();
       case action::close:
         return close();
     }
@@ -68,6 +68,7 @@ void callback_session::pump() {
 
 void callback_session::read() {
   watch();
+  peer_watch_.read_starts(socket_);
   socket_.async_read_some(asio_support::buffer(conn_.read_buffer()),
                           [self = shared_from_this()](error_code ec, std::size_t n) {
                             if (self->closed_) return;
@@ -77,6 +78,13 @@ void callback_session::read() {
                               self->conn_.commit(n);
                             self->pump();
                           });
+}
+
+// While jobs run nothing reads the socket: the client leaving is noticed by a peek, and stops them
+// (their completions then drive the loop to close).
+void callback_session::watch_peer() {
+  if (!conn_.watch_wanted()) return;
+  peer_watch_.start(socket_, shared_from_this(), [this] { conn_.jobs_stop().request_stop(); });
 }
 
 void callback_session::write() {
@@ -110,6 +118,7 @@ void callback_session::watch() {
 
 void callback_session::close() {
   if (closed_.exchange(true, std::memory_order_relaxed)) return;
+  conn_.jobs_stop().request_stop();  // jobs still running have nobody left to answer
   timer_.cancel();
   error_code ignored;
   socket_.close(ignored);

@@ -90,6 +90,12 @@ struct connection::state {
   std::deque<job> jobs;
   std::uint64_t next_ticket = 0;
   std::uint64_t parsed = 0;
+  std::size_t running = 0;  // jobs taken by the driver and not yet completed
+
+  // The client leaving: every job's stop token comes from here, made at the first job (a
+  // connection without jobs allocates nothing for it). Stopped by the driver, on any thread.
+  std::stop_source stop{std::nostopstate};
+  bool gone_seen = false;  // next() has dropped the responses: the client will read none
 
   // Output: out[out_pos..] is ready to write; a file body being streamed behind it.
   std::string out;
@@ -114,6 +120,7 @@ struct connection::state {
       std::hash<const void*>{}(this) ^ static_cast<std::size_t>(last_activity.time_since_epoch().count()))};
 
   bool output_pending() const { return out_pos < out.size() || stream.is_open(); }
+  bool gone() const noexcept { return stop.stop_requested(); }
   bool request_started() const { return in_begin < in_end || parser.started(); }
 
   void push_slot(slot&& s) {
@@ -151,9 +158,9 @@ struct connection::state {
       if (routed.work) {
         s.kind = routed.work->what;
         s.arg = routed.work->arg;
-        jobs.push_back(job{s.kind, s.arg, s.ticket});
+        jobs.push_back(job{s.kind, s.arg, s.ticket, {}});
       } else if (app.every_request_is_a_job()) {
-        jobs.push_back(job{job::kind::respond, 0, s.ticket});
+        jobs.push_back(job{job::kind::respond, 0, s.ticket, {}});
       } else {
         s.ready = true;
       }
@@ -299,6 +306,8 @@ struct connection::state {
 
   void finish_job(const job& j, std::optional<response> r) {
     app.counters().jobs_done.fetch_add(1, std::memory_order_relaxed);
+    if (gone()) app.counters().jobs_cancelled.fetch_add(1, std::memory_order_relaxed);
+    if (running > 0) --running;
     last_activity = clock::now();
     slot* s = find(j.ticket);
     if (s == nullptr || s->ready) return;  // dropped (file stream failure) or completed twice
@@ -328,6 +337,21 @@ connection::~connection() {
 action connection::next() {
   auto& s = *s_;
   if (s.dead) return action::close;
+  if (s.gone()) {
+    // The client has gone (the driver's watch saw EOF or a reset): no response will be read. Jobs
+    // not yet taken are never started; those running end early, on their stop token.
+    if (!s.gone_seen) {
+      s.gone_seen = true;
+      s.jobs.clear();
+      s.slots.clear();
+      s.stream = detail::file_body{};
+      if (!s.writing) s.out.clear(), s.out_pos = 0;
+      s.closing = s.input_closed = true;
+    }
+    if (s.reading || s.writing || s.running > 0) return action::wait;
+    s.dead = true;
+    return action::close;
+  }
   if (s.reading || s.writing) return action::wait;
   s.parse();
   if (!s.jobs.empty()) return action::run;
@@ -401,10 +425,14 @@ void connection::consume(std::size_t n) {
 }
 
 job connection::take_job() {
-  assert(!s_->jobs.empty());
-  job j = s_->jobs.front();
-  s_->jobs.pop_front();
-  s_->app.counters().jobs_started.fetch_add(1, std::memory_order_relaxed);
+  auto& s = *s_;
+  assert(!s.jobs.empty());
+  if (!s.stop.stop_possible()) s.stop = std::stop_source();  // may throw: nothing taken yet
+  job j = s.jobs.front();
+  s.jobs.pop_front();
+  j.stop = s.stop.get_token();
+  ++s.running;
+  s.app.counters().jobs_started.fetch_add(1, std::memory_order_relaxed);
   return j;
 }
 
@@ -416,8 +444,17 @@ void connection::complete(const job& j, std::uint64_t value) {
 }
 
 void connection::fail(const job& j, std::string_view what) {
-  log_warn("{} job failed: {}", to_string(j.what), what);
+  if (!s_->gone()) log_warn("{} job failed: {}", to_string(j.what), what);  // else: stopped, as asked
   s_->finish_job(j, detail::error_response(500, what));
+}
+
+bool connection::watch_wanted() const noexcept {
+  const auto& s = *s_;
+  return s.running > 0 && !s.reading && !s.writing && !s.input_closed && !s.half_closed && !s.gone();
+}
+
+std::stop_source connection::jobs_stop() {
+  return s_->stop;
 }
 
 connection::clock::time_point connection::deadline() const {

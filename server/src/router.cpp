@@ -63,7 +63,7 @@ number_or_error query_number(std::string_view query, std::string_view key, std::
 
 routed job_route(job::kind kind, std::uint64_t arg) {
   routed out;
-  out.work = job{kind, arg, 0};
+  out.work = job{kind, arg, 0, {}};
   return out;
 }
 

@@ -33,6 +33,7 @@ void suspending_session::drop() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
     error_code ignored;
     self->socket_.close(ignored);
+    self->jobs_stop_.request_stop();  // jobs still running have nobody left to answer
   });
 }
 
@@ -44,6 +45,19 @@ void suspending_session::post(operation& op) {
   const bool asynchronous = op.kind == op_kind::write || (op.kind == op_kind::read && stop_.load() != 1);
   if (asynchronous && worker_io::runs_on_this_thread(socket_.get_executor().context())) return begin(op);
   asio::post(socket_.get_executor(), [this, &op] { begin(op); });
+}
+
+void suspending_session::watch_peer(connection& conn) {
+  if (!conn.watch_wanted()) return;
+  auto start = [self = shared_from_this(), stop = conn.jobs_stop()]() mutable {
+    self->jobs_stop_ = std::move(stop);
+    auto& s = *self;
+    s.peer_watch_.start(s.socket_, std::move(self), [&s] { s.jobs_stop_.request_stop(); });
+  };
+  // In place on the socket's worker, posted there from any other. In place is safe: the receive's
+  // completion never runs inside it, and a client found gone at once only requests the stop.
+  if (worker_io::runs_on_this_thread(socket_.get_executor().context())) return start();
+  asio::post(socket_.get_executor(), std::move(start));
 }
 
 bool suspending_session::take_stop() {
@@ -67,6 +81,7 @@ void suspending_session::begin(operation& op) {
       }
       op_ = &op;
       watch();
+      peer_watch_.read_starts(socket_);
       return socket_.async_read_some(asio_support::buffer(op.in), resume);
     case op_kind::write:
       op_ = &op;

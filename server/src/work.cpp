@@ -2,7 +2,8 @@
 #include <pools/server/job.hpp>
 #include <pools/server/work.hpp>
 
-#include <thread>
+#include <condition_variable>
+#include <mutex>
 
 namespace pools::server {
 
@@ -10,6 +11,25 @@ void busy_wait(std::chrono::nanoseconds d) noexcept {
   const auto end = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < end) {
   }
+}
+
+bool busy_wait(std::chrono::nanoseconds d, const std::stop_token& stop) noexcept {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+    if (stop.stop_requested()) return false;  // one atomic load per turn, beside now()
+  }
+  return true;
+}
+
+bool blocking_sleep(std::chrono::nanoseconds d, const std::stop_token& stop) {
+  // C++20's stop-aware wait: it registers a stop callback that notifies the condition variable,
+  // so request_stop() on another thread wakes this one at once. Nothing else notifies it: the
+  // predicate only says "not stopped yet".
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait_for(lock, stop, d, [] { return false; });
+  return !stop.stop_requested();
 }
 
 std::uint64_t fib_serial(std::uint64_t n) noexcept {
@@ -21,10 +41,10 @@ std::uint64_t run_blocking(const job& j) {
     case job::kind::fib:
       return fib_serial(j.arg);
     case job::kind::busy:
-      busy_wait(j.duration());
+      busy_wait(j.duration(), j.stop);
       return 0;
     case job::kind::sleep:
-      std::this_thread::sleep_for(j.duration());
+      blocking_sleep(j.duration(), j.stop);
       return 0;
     case job::kind::respond:
       return 0;

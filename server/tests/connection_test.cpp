@@ -339,3 +339,46 @@ TEST_CASE("connection: next() says wait while an operation it asked for is in fl
   c.end_of_input();
   CHECK(c.next() == srv::action::close);
 }
+
+TEST_CASE("connection: the client leaving stops its jobs, drops their responses, closes once they are back") {
+  auto app = make_app();
+  test::driver d(app, /*hold_jobs=*/true);
+  d.send(get("/sleep?ms=5000") + get("/plaintext") + get("/busy?ms=1000"));
+  REQUIRE(d.held.size() == 2);
+  CHECK(d.last == srv::action::wait);
+  CHECK(d.conn.watch_wanted());  // jobs run, nothing reads: the driver should watch the socket
+  CHECK(d.held[0].stop.stop_possible());
+  CHECK_FALSE(d.held[0].stop.stop_requested());
+  d.conn.jobs_stop().request_stop();  // the driver's watch saw EOF
+  CHECK(d.held[0].stop.stop_requested());
+  CHECK(d.held[1].stop.stop_requested());
+  CHECK_FALSE(d.conn.watch_wanted());
+  CHECK(d.conn.next() == srv::action::wait);  // both jobs are still out
+  d.complete(1);
+  CHECK(d.last == srv::action::wait);
+  CHECK_FALSE(d.closed);
+  d.complete(0);
+  CHECK(d.closed);
+  CHECK(d.written.empty());  // not even the ready /plaintext response: nobody reads it
+  CHECK(app.counters().jobs_done.load() == 2);
+  CHECK(app.counters().jobs_cancelled.load() == 2);
+}
+
+TEST_CASE("connection: while the client stays, its jobs' tokens are never stopped") {
+  auto app = make_app();
+  test::driver d(app, /*hold_jobs=*/true);
+  d.send(get("/plaintext"));
+  CHECK_FALSE(d.conn.watch_wanted());               // no job: nothing to watch for
+  CHECK_FALSE(d.conn.jobs_stop().stop_possible());  // and no stop source made
+  d.send(get("/sleep?ms=10"));
+  REQUIRE(d.held.size() == 1);
+  CHECK(d.conn.watch_wanted());
+  d.complete(0);
+  CHECK(d.last == srv::action::read);
+  CHECK_FALSE(d.conn.watch_wanted());  // a read is in flight: it sees the client leave itself
+  CHECK_FALSE(d.held[0].stop.stop_requested());
+  CHECK(d.responses().size() == 2);
+  CHECK(app.counters().jobs_cancelled.load() == 0);
+  d.eof();
+  CHECK(d.closed);
+}

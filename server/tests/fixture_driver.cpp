@@ -9,7 +9,8 @@
 //   main      -> pools::server::run(program, argc, argv, serve)
 //   serve     -> one io_context run by this thread, a pools::server::listener on it
 //   session   -> the connection loop in callbacks (pools::server::callback_session)
-//   run_job   -> fib and busy inline on the I/O thread, sleep on a timer
+//   run_job   -> fib and busy inline on the I/O thread, sleep on a timer (cancelled when the
+//                client leaves: job.stop)
 //
 // --threads is accepted and ignored (reported in /stats): this driver always uses one thread.
 #include <pools/server/callback_session.hpp>
@@ -20,12 +21,26 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <memory>
+#include <optional>
+#include <stop_token>
 
 namespace {
 
 namespace asio = boost::asio;
 namespace srv = pools::server;
 using tcp = asio::ip::tcp;
+
+/// A sleep job's timer, cancelled when the client leaves. The stop is requested by this thread's
+/// own handlers (the session's watch, or its close), so the callback may touch the timer.
+struct sleeper {
+  struct cancel_timer {
+    asio::steady_timer* timer = nullptr;
+    void operator()() const { timer->cancel(); }
+  };
+  sleeper(const asio::any_io_executor& ex, const srv::job& job) : timer(ex, job.duration()) {}
+  asio::steady_timer timer;
+  std::optional<std::stop_callback<cancel_timer>> on_stop;
+};
 
 class session : public srv::callback_session {
  public:
@@ -43,9 +58,10 @@ class session : public srv::callback_session {
         conn().complete(job);
         break;
       case srv::job::kind::sleep: {
-        auto timer = std::make_shared<asio::steady_timer>(executor(), job.duration());
-        timer->async_wait(
-            [self = shared_from_this(), timer, job](boost::system::error_code) { self->finish(job); });
+        auto nap = std::make_shared<sleeper>(executor(), job);
+        nap->timer.async_wait(
+            [self = shared_from_this(), nap, job](boost::system::error_code) { self->finish(job); });
+        nap->on_stop.emplace(job.stop, sleeper::cancel_timer{&nap->timer});  // after the wait began
         break;
       }
       case srv::job::kind::respond:

@@ -10,7 +10,9 @@
 //              read       -> async_read_some(read_buffer())  -> commit / end_of_input -> pump()
 //              write      -> async_write(output())           -> consume -> pump()  (error: close)
 //              half_close -> shutdown(send)
-//              wait       -> return: a handler in flight calls pump() again
+//              wait       -> return: a handler in flight calls pump() again; while jobs run,
+//                            watch the socket for the client leaving (peer_watch): on EOF or a
+//                            reset, conn.jobs_stop().request_stop() ends them early
 //              close      -> close the socket, tell the listener
 //            }
 //
@@ -19,6 +21,7 @@
 // shared_ptr to the session). Every call on the connection is made on the session's executor.
 #pragma once
 
+#include <pools/server/asio_support.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/listener.hpp>
 
@@ -65,6 +68,7 @@ class callback_session : public session_base, public std::enable_shared_from_thi
  private:
   void pump();
   void read();
+  void watch_peer();
   void write();
   void watch();
   void close();
@@ -77,6 +81,7 @@ class callback_session : public session_base, public std::enable_shared_from_thi
   // on the executor).
   std::atomic<bool> closed_{false};
   bool armed_ = false;
+  asio_support::peer_watch peer_watch_;
 };
 
 }  // namespace pools::server

@@ -30,6 +30,16 @@
 // the responses in request order (RFC 9112 9.3.2), holding a finished job's response until those
 // before it are out. That order is kept here, once, for every driver (docs/server-four-ways.md).
 //
+// The client leaving: while jobs run, no read is in flight, so a client that closes its socket is
+// not seen until the responses are written, and its jobs would run to their end for nobody. So
+// while watch_wanted() is true the driver watches the socket (a one-byte MSG_PEEK receive, which
+// reads nothing: callback_session.cpp, suspending_session.cpp); on EOF or a reset it calls
+// jobs_stop().request_stop(), from any thread. Every job's stop token (job::stop) then fires, the
+// jobs end early, and the connection writes nothing more: next() says wait until every job taken
+// is back, then close. A watch that finds bytes (a pipelined request) means the client is there;
+// the driver stops watching until its next read. A client that half-closes (shutdown(SHUT_WR))
+// while its job runs is taken as gone, as nginx does (its 499).
+//
 // Thread safety: none. Every call for one connection must be made by one thread at a time (its
 // I/O thread, strand, fiber or coroutine); a job that runs elsewhere must send its completion
 // back there (post it) before calling complete(). Distinct connections are independent.
@@ -41,6 +51,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -100,6 +111,15 @@ class connection {
   /// becomes 503 Service Unavailable with Retry-After, and the connection stays open. The same
   /// answer from every bounded driver, instead of a queue that grows without bound.
   void reject(const job& j);
+
+  // ---- the client leaving (see the header comment) ----
+  /// True while jobs are running and nothing else is in flight or closed: the driver should watch
+  /// the socket for the client leaving now.
+  bool watch_wanted() const noexcept;
+  /// The source of every job's stop token. request_stop() on it (any thread) when the client has
+  /// gone; the connection then drops its unwritten responses and closes once its jobs are back.
+  /// Before the first job it is empty (stop_possible() is false) and request_stop() does nothing.
+  std::stop_source jobs_stop();
 
   // ---- time ----
   /// When the connection times out if nothing happens: idle keep-alive, the header timeout from a

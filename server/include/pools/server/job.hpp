@@ -13,10 +13,15 @@
 //   respond  nothing to compute: the response is already built. Only drivers whose program sets
 //          every_request_is_a_job get these (the worker model, where every request makes a
 //          round trip through the pool); complete(job) from the pool task.
+//
+// Every job carries a stop token that fires when its client has gone (connection.hpp, "The client
+// leaving"): busy stops spinning, sleep stops waiting, and the driver completes the job early. Its
+// response is never written, so what the job returns then does not matter.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <stop_token>
 #include <string_view>
 
 namespace pools::server {
@@ -26,6 +31,7 @@ struct job {
   kind what = kind::respond;
   std::uint64_t arg = 0;     ///< fib: n; busy and sleep: milliseconds; respond: 0
   std::uint64_t ticket = 0;  ///< which response it fills: opaque to the driver, pass the job back
+  std::stop_token stop;      ///< stopped when the client has gone: end the work early
 
   std::chrono::milliseconds duration() const { return std::chrono::milliseconds(arg); }
 };

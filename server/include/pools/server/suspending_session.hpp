@@ -18,8 +18,15 @@
 // touched by the loop, so the socket side never calls it: the watchdog and a shutdown *mark* the
 // operation in flight (result.expired, result.stopped) and cancel the socket, and the loop then
 // tells the connection (expire(), shutdown()) itself.
+//
+// While the loop waits for jobs, nothing reads the socket: at action::wait the loop calls
+// watch_peer(conn), and the socket's worker watches for the client leaving (a peek,
+// asio_support::peer_watch). On EOF or a reset it stops the jobs through the stop source the loop
+// handed it (conn.jobs_stop(): thread-safe); they end early, and the loop, resumed by their
+// completions, finds the connection gone and closes.
 #pragma once
 
+#include <pools/server/asio_support.hpp>
 #include <pools/server/connection.hpp>
 #include <pools/server/listener.hpp>
 
@@ -30,6 +37,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <stop_token>
 #include <string>
 
 namespace pools::server {
@@ -91,6 +99,9 @@ class suspending_session : public session_base, public std::enable_shared_from_t
   /// The loop's thread: true once after a shutdown(), when the loop must call
   /// connection::shutdown() (no read is in flight then).
   bool take_stop();
+  /// The loop's thread, at action::wait: if the connection wants it (jobs running), the socket's
+  /// worker watches for the client leaving and stops the jobs when it does.
+  void watch_peer(connection& conn);
   const std::string& peer() const noexcept { return peer_; }
 
  private:
@@ -100,9 +111,11 @@ class suspending_session : public session_base, public std::enable_shared_from_t
   tcp::socket socket_;
   boost::asio::steady_timer timer_;
   std::string peer_;
-  std::atomic<int> stop_{0};  // 0, 1 = shutdown requested (socket's worker), 2 = taken (the loop)
-  operation* op_ = nullptr;   // the read or write in flight, if any (socket's worker)
-  bool armed_ = false;        // socket's worker
+  std::atomic<int> stop_{0};             // 0, 1 = shutdown requested (socket's worker), 2 = taken (the loop)
+  operation* op_ = nullptr;              // the read or write in flight, if any (socket's worker)
+  bool armed_ = false;                   // socket's worker
+  asio_support::peer_watch peer_watch_;  // socket's worker
+  std::stop_source jobs_stop_{std::nostopstate};  // socket's worker: the loop's conn.jobs_stop()
 };
 
 }  // namespace pools::server
