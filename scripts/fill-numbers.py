@@ -253,8 +253,11 @@ def view_measured(args, data):
         meta = d.get("meta", {})
         if not meta.get("commit"):
             raise BlockError(f"{src} has no meta.commit")
-        cmd = "./scripts/compare.sh" + ("" if d.get("quick") else " --full")
-        extra = f" (`--threads {d.get('threads')} --reps {d.get('reps')} --rounds {d.get('rounds')}`)"
+        # A run of compare.sh names no command; a scoped compare.py run published as a record of its
+        # own (e.g. docs/results/stdexec-comparison.json) carries its command line in meta.command.
+        cmd = meta.get("command") or "./scripts/compare.sh" + ("" if d.get("quick") else " --full")
+        extra = "" if meta.get("command") else \
+            f" (`--threads {d.get('threads')} --reps {d.get('reps')} --rounds {d.get('rounds')}`)"
         return measured_line(cmd, meta["commit"], meta.get("date", "?").split(" ")[0],
                              compare_machine(d), None, extra)
     if isinstance(d, dict) and "results" in d:  # bench/http/run.py's http.json
@@ -577,6 +580,9 @@ def self_test():
         json.dump(record, open(os.path.join(root, "docs/results/records/t.json"), "w"))
         json.dump(comparison, open(os.path.join(root, "docs/results/comparison.json"), "w"))
         json.dump(http, open(os.path.join(root, "docs/results/http.json"), "w"))
+        scoped = dict(comparison, meta=dict(comparison["meta"], command="bench/compare.py --subjects coroutines,tbb"))
+        json.dump(scoped, open(os.path.join(root, "docs/results/scoped.json"), "w"))
+        page += "<!-- g:measured src=scoped.json -->\n<!-- /g -->\n"
         p = os.path.join(root, "page.md")
         open(p, "w").write(page)
 
@@ -591,6 +597,8 @@ def self_test():
         expect("| futures | n/s | — |" in filled, "g:cmp-table: n/s for unsupported, — for no record", filled)
         expect("| tbb/again |" not in filled, "g:cmp-table: a subject? the run lacks makes no row", filled)
         expect("at commit `def5678`, 2026-01-03, on Test CPU, 2 threads." in filled, "g:measured", filled)
+        expect("Measured by `bench/compare.py --subjects coroutines,tbb` at commit `def5678`" in filled,
+               "g:measured of a scoped compare.py run names its own command", filled)
         expect("| [`t.json`](records/t.json) | t | 2026-01-02 |" in filled, "g:records", filled)
         expect("| nginx | 500 | 20.00 |\n| futures | cannot serve it by design | |" in filled, "g:http-table", filled)
         expect("x <!-- g:http-value subject=coroutines path=/plaintext stat=p99_ratio -->0.50<!-- /g --> x" in filled,
