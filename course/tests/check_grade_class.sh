@@ -114,10 +114,13 @@ mkdir -p "$s1/ref" "$s1/start" "$s1/slow"
 sed 's/@NAME@/alice/g' "$src/course/solutions/01-first-pool/pool.hpp.in" >"$s1/ref/pool.hpp"
 sed 's/@NAME@/bob/g' "$src/scripts/templates/new-pool/pool.hpp.in" >"$s1/start/pool.hpp"
 cp "$src/course/cheats/01-first-pool/slow-pause-per-task/pool.hpp" "$s1/slow/"
+printf '# alice\n\nThe idea in three sentences ...\n' >"$s1/ref/README.md"  # 01's written answers: the pool's README
 "$src/scripts/grade-class.sh" 01-first-pool "$s1" "$work/out01" -j 2 --timeout 900 || fail "grade-class.sh 01 failed"
 csv=$work/out01/results.csv
 cat "$csv"
 [[ $(row ref) == 'ref,ref,PASS,20,20,'* ]] || fail "01, the solution: $(row ref)"
+grep -q "The idea in three sentences" "$work/out01/ref/ANSWERS.md" 2>/dev/null ||
+  fail "01: the pool's README (its written answers) was not collected into OUT/ref/ANSWERS.md"
 [[ $(row start) =~ ^start,start,FAIL,[0-5],20, ]] || fail "01, the starting point: $(row start)"
 row start | grep -q "not implemented yet" || fail "01, the starting point's failure does not say 'not implemented yet'"
 [[ $(row slow) =~ ^slow,slow,FAIL,1[0-9](\.[0-9])?,20, ]] || fail "01, the slow pool: $(row slow)"

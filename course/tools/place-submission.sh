@@ -5,9 +5,10 @@
 #
 #   course/tools/place-submission.sh EXERCISE SUBMISSION_DIR TREE [NAME]
 #
-# 02..07: each file of the exercise's pools_add_exercise FILES, found by name anywhere under
-#         SUBMISSION_DIR, is copied over the starting point in TREE/course/exercises/EXERCISE/;
-#         so is ANSWERS.md, the written answers, when there is one.
+# Every exercise: ANSWERS.md, the written answers, found by name anywhere under SUBMISSION_DIR,
+#         goes to TREE/course/exercises/EXERCISE/ when there is one.
+# 02..07: each file of the exercise's pools_add_exercise FILES, found the same way, is copied over
+#         the starting point in TREE/course/exercises/EXERCISE/.
 # 01:     scripts/new-pool.sh NAME in TREE (default NAME: student), then the student's pool.hpp
 #         (and tests/pool_test.cpp, if any) into variants/NAME/, their pools::<their name>
 #         renamed pools::NAME.
@@ -22,6 +23,18 @@ id=$1 sub=$2 tree=$3 name=${4:-student}
 
 # A file of the submission, by name, wherever the student put it (the top, or a folder).
 find_file() { find "$sub" -name "$1" -type f | LC_ALL=C sort | head -1; }
+
+# The written answers (the page's "What to hand in"), when handed in: beside the files, for the
+# graders to collect; graded by hand, so a missing one is said, not failed.
+answers=$(find_file ANSWERS.md)
+# 01 asks its questions in the pool's own README (variants/NAME/README.md): that is its answers.
+[[ -n $answers || $id != 01-first-pool ]] || answers=$(find_file README.md)
+if [[ -n $answers ]]; then
+  cp "$answers" "$tree/course/exercises/$id/ANSWERS.md"
+else
+  rm -f "$tree/course/exercises/$id/ANSWERS.md"
+  echo "  note  no ANSWERS.md handed in (the written answers, graded by hand)"
+fi
 
 if [[ $id == 01-first-pool ]]; then
   hpp=$(find_file pool.hpp)
@@ -47,15 +60,6 @@ fi
 # The FILES of the exercise's pools_add_exercise call, read as text (as grade-exercise.sh does).
 read -ra files <<<"$(tr '\n' ' ' <"$tree/course/exercises/$id/CMakeLists.txt" |
   grep -oE 'FILES[[:space:]]+[^)]*' | sed -E 's/^FILES[[:space:]]+//; s/[[:space:]][A-Z_]+[[:space:]].*//')"
-# The written answers (the page's "What to hand in"), when handed in: beside the files, for the
-# graders to collect; graded by hand, so a missing one is said, not failed.
-answers=$(find_file ANSWERS.md)
-if [[ -n $answers ]]; then
-  cp "$answers" "$tree/course/exercises/$id/ANSWERS.md"
-else
-  rm -f "$tree/course/exercises/$id/ANSWERS.md"
-  echo "  note  no ANSWERS.md handed in (the written answers, graded by hand)"
-fi
 missing=0
 for f in "${files[@]}"; do
   src=$(find_file "$f")
