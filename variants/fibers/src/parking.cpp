@@ -61,17 +61,19 @@ void requeue_self(context* from, void*) noexcept {
 // The child runs under its own stop token, not the joiner's: a task spawned without one reads
 // none, whether a worker or its joiner runs it (the one of a spawn(token, f) is set by its
 // callable, stop_scope.hpp).
-void run_inline(task_base& t) noexcept {
+// Inlined into its two callers in wait_for_task, as before it carried the token: a call here costs
+// about 20 instructions per inline join (bench/instructions.py, fibers/fork_join).
+[[gnu::always_inline]] inline void run_inline(task_base& t, worker& w) noexcept {
 #if POOLS_TRACE
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
 #endif
-  fiber_record* const self = current_fiber();
+  fiber_record* const self = w.current->is_fiber ? static_cast<fiber_record*>(w.current) : nullptr;
   const std::stop_token* const joiner_token = self != nullptr ? self->stop_token : nullptr;
   if (joiner_token != nullptr) self->stop_token = nullptr;
   t.run(t);
   if (joiner_token != nullptr) self->stop_token = joiner_token;
   t.state.store(task_base::done_bit, std::memory_order_release);
-  bump(current_worker()->completed);
+  bump(current_worker()->completed);  // read again: t.run may have moved this fiber to another worker
 #if POOLS_TRACE
   trace_end(slice, POOLS_TRACE_ID(&t));
 #endif
@@ -130,14 +132,14 @@ void wait_for_task(task_base& t) {
     // The fast path of fork-join: the child is still the newest entry of our own deque. Taking
     // it back makes us the only holder of both references (queue entry and handle).
     if (peek_item(w->deque) == item && pop_item(w->deque) == item) {
-      run_inline(t);
+      run_inline(t, *w);
       t.refs.store(1, std::memory_order_relaxed);  // the queue's reference, dropped in place
       return;
     }
     // Elsewhere in a queue (deeper in ours, in another worker's after a migration, or in the
     // injection queue) but not started: claim it; the stale queue entry is dropped when popped.
     if (!t.claimed.load(std::memory_order_relaxed) && !t.claimed.exchange(true, std::memory_order_acq_rel)) {
-      run_inline(t);
+      run_inline(t, *w);
       return;
     }
   }

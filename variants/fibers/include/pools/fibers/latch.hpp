@@ -49,15 +49,14 @@ class latch {
 
   bool try_wait() const noexcept {
     detail::sync_point("latch try_wait");
-    std::lock_guard guard(guard_);
-    return count_ == 0;
+    return reached_zero();
   }
 
   /// Cancellable (this_fiber::get_stop_token()): throws operation_cancelled when the fiber's
   /// token is stopped before the count reaches zero (a zero count returns at once).
   void wait() const {
     detail::sync_point("latch wait");
-    if (try_wait()) return;
+    if (reached_zero()) return;  // not try_wait(): one scheduling point per operation
     detail::waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
@@ -74,6 +73,11 @@ class latch {
   }
 
  private:
+  bool reached_zero() const noexcept {
+    std::lock_guard guard(guard_);
+    return count_ == 0;
+  }
+
   mutable pools::spinlock guard_;
   std::ptrdiff_t count_;  // guarded by guard_
   mutable detail::wait_queue waiters_;

@@ -53,7 +53,7 @@ class wait_group {
   /// stopped before the count reaches zero.
   void wait() {
     detail::sync_point("wait_group wait");
-    if (count() == 0) return;
+    if (left() == 0) return;  // not count(): one scheduling point per operation
     detail::waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
     std::unique_lock guard(guard_);
@@ -66,11 +66,15 @@ class wait_group {
 
   std::ptrdiff_t count() const noexcept {
     detail::sync_point("wait_group count");
+    return left();
+  }
+
+ private:
+  std::ptrdiff_t left() const noexcept {
     std::lock_guard guard(guard_);
     return count_;
   }
 
- private:
   mutable pools::spinlock guard_;
   std::ptrdiff_t count_;  // guarded by guard_
   detail::wait_queue waiters_;
