@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <course/check.hpp>
+#include <course/threads_rule.hpp>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -159,52 +160,7 @@ void exception_tests(course::report& report) {
 
 void threads_tests(course::report& report) {
   report.test("tasks run on the pool's own threads, concurrently");
-  guarded(report, "two tasks on a 2-thread pool", [&] {
-    course::deadline whole("two tasks on a 2-thread pool", 30s,
-                           "a task that never ran, or a pool that never drained");
-    const std::thread::id poster = std::this_thread::get_id();
-    std::atomic<bool> on_poster{false};
-    std::atomic<int> started{0};
-    std::atomic<bool> overlapped{true};
-    std::mutex m;
-    std::condition_variable cv;
-    int done = 0;
-    {
-      student_pool pool(2);
-      report.require(pool.concurrency() == 2,
-                     "concurrency() of a 2-thread pool is " + std::to_string(pool.concurrency()));
-      for (int i = 0; i < 2; ++i) {
-        pool.post([&] {
-          if (std::this_thread::get_id() == poster) on_poster = true;
-          started.fetch_add(1);
-          // Each task waits (bounded) for the other to start: on two worker threads both run at
-          // once; a pool that runs them one after the other, or inline, never gets there.
-          const auto until = std::chrono::steady_clock::now() + 5s;
-          while (started.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-          if (started.load() < 2) overlapped = false;
-          {
-            std::lock_guard lock(m);
-            ++done;
-          }
-          cv.notify_all();
-        });
-      }
-      std::unique_lock lock(m);
-      cv.wait_for(lock, 15s, [&] { return done == 2; });
-    }  // the destructor drains
-    report.require(done == 2,
-                   "two tasks posted to a 2-thread pool both ran (" + std::to_string(done) + " did)");
-    report.require(!on_poster.load(),
-                   on_poster.load()
-                       ? "a task ran on the thread that posted it: a pool runs its tasks on its own "
-                         "worker threads, and post() returns at once"
-                       : "every task ran on a worker thread, not on the thread that posted it");
-    report.require(overlapped.load(),
-                   overlapped.load()
-                       ? "two tasks on a 2-thread pool ran at the same time"
-                       : "two tasks on a 2-thread pool never ran at the same time: the pool runs one "
-                         "task at a time (one worker? a lock held while a task runs? tasks run inline?)");
-  });
+  guarded(report, "two tasks on a 2-thread pool", [&] { course::require_own_threads<student_pool>(report); });
 }
 
 }  // namespace
