@@ -23,25 +23,15 @@
 #include <thread>
 #include <vector>
 
+#include "../test_support.hpp"
+
 namespace pf = pools::fibers;
 using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-bool sanitized() {
-  const char* v = std::getenv("POOLS_SANITIZED");
-  return v != nullptr && std::strcmp(v, "1") == 0;
-}
-
-bool eventually(const auto& done, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto end = clock_type::now() + limit;
-  while (!done()) {
-    if (clock_type::now() > end) return false;
-    std::this_thread::sleep_for(100us);
-  }
-  return true;
-}
+using fibers_test::eventually;
+using fibers_test::sanitized;
 
 // pthread_self() is declared const: read it out of line, or a migrating fiber may see a stale one.
 [[gnu::noinline]] std::thread::id thread_id_now() {
