@@ -152,7 +152,7 @@ class session : public srv::suspending_session {
   }
 
   // In a fiber of its own: a blocking job blocks only that fiber. An exception reaches join().
-  std::uint64_t run_job(srv::job job) {
+  std::uint64_t run_job(const srv::job& job) {
     switch (job.what) {
       case srv::job::kind::fib:
         return fib(pool_, job.arg);

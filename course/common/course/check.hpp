@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -130,7 +131,7 @@ class report {
     const bool passed = met && fraction_ >= 1;
     if (checked_ == 0) test_output_ += "FAIL  nothing of this test was checked (an earlier step failed)\n";
     // Integer thousandths: the number goes out without locale or float formatting.
-    const long thousandths = met ? static_cast<long>(fraction_ * 1000 + 0.5) : 0;
+    const long thousandths = met ? std::lround(fraction_ * 1000) : 0;
     send("{\"nonce\":\"" + escaped(nonce_) + "\",\"test\":\"" + escaped(test_) +
          "\",\"passed\":" + (passed ? "true" : "false") + ",\"thousandths\":" + std::to_string(thousandths) +
          ",\"output\":\"" + escaped(test_output_) + "\"}");

@@ -105,13 +105,13 @@ TEST_CASE("bounded: try_post and try_spawn say no when the queue is full, counte
     CHECK_FALSE(pool.try_post([&] { runs.fetch_add(100); }));
     pc::task<void> refused = count_up(runs, 1000);
     CHECK_FALSE(pool.try_spawn(std::move(refused)));
-    CHECK(refused.valid());  // still the caller's, unrun
+    CHECK(refused.valid());  // NOLINT(bugprone-use-after-move): a refused task stays the caller's, unrun
     CHECK(pool.stats().refused == 2);
     CHECK(pool.queued() == 2);
     held.release();
     REQUIRE(eventually([&] { return runs.load() == 11; }));
     CHECK(pool.queued() == 0);
-    CHECK(pool.try_spawn(std::move(refused)));  // room again: the same task is accepted now
+    CHECK(pool.try_spawn(std::move(refused)));  // NOLINT(bugprone-use-after-move): room again, the same task
     CHECK_FALSE(refused.valid());
   }
   CHECK(runs.load() == 1011);  // each accepted task ran once; the refused ones never did
