@@ -111,8 +111,8 @@ TEST_CASE("bounded: try_post and try_spawn say no when the queue is full, counte
     held.release();
     REQUIRE(eventually([&] { return runs.load() == 11; }));
     CHECK(pool.queued() == 0);
-    CHECK(pool.try_spawn(std::move(refused)));  // NOLINT(bugprone-use-after-move): room again, the same task
-    CHECK_FALSE(refused.valid());
+    CHECK(pool.try_spawn(std::move(refused)));  // room again: the same task is accepted now
+    CHECK_FALSE(refused.valid());               // NOLINT(bugprone-use-after-move): accepted, so moved from
   }
   CHECK(runs.load() == 1011);  // each accepted task ran once; the refused ones never did
 }
