@@ -534,3 +534,28 @@ TEST_CASE("cancellation: a stop racing close() never touches a channel its plain
     race_stop_with_wake(source, [&] { ch->close(); }, round);
   }
 }
+
+// A cancellable wait that arrives while set() runs on another thread either finds the event set,
+// waits on the list set() takes, or (between the two) waits for set()'s publication as a plain
+// waiter; in no case may it go on, and delete the latch, before set() has finished with it.
+TEST_CASE("cancellation: a cancellable wait racing set() never lets its task destroy the event under set()") {
+  for (int round = 0; round < 500; ++round) {
+    auto* latch = new pc::async_latch(1);
+    auto waiter = [](pc::async_latch* l) -> pc::task<void> {
+      co_await *l;
+      delete l;
+    };
+    std::stop_source source;  // never stopped: the wait is cancellable, and ends by set()
+    pc::task<void> t = pc::with_stop_token(source.get_token(), waiter(latch));
+    std::atomic<bool> go{false};
+    std::thread setter([&] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      latch->count_down();
+    });
+    go.store(true, std::memory_order_release);
+    t.handle().resume();  // waits outside any pool: set() resumes it inline if it suspends
+    setter.join();
+    CHECK(t.handle().done());
+  }
+}

@@ -317,3 +317,24 @@ TEST_CASE("async_event: a waiter resumed by set() may destroy the event at once"
     CHECK(resumed);
   }
 }
+
+// The other way a waiter goes on: it finds the event already set and does not suspend. That can
+// happen while set() is still running on another thread, so set() must publish "set" as its last
+// touch of the event. A thread that sees the latch released deletes it at once; TSan (or ASan)
+// reports set() touching it afterwards.
+TEST_CASE("async_event: a waiter that finds the event set may destroy it while set() returns") {
+  for (int round = 0; round < 500; ++round) {
+    auto* latch = new pools::coroutines::async_latch(1);
+    std::atomic<bool> go{false};
+    std::thread setter([&] {
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      latch->count_down();
+    });
+    go.store(true, std::memory_order_release);
+    while (!latch->try_wait()) {
+    }
+    delete latch;
+    setter.join();
+  }
+}

@@ -45,32 +45,39 @@ class async_event {
 
   /// Sets the event and releases every waiter. Idempotent.
   void set() {
-    // acq_rel: release publishes the setter's writes to waiters and to later is_set() callers;
-    // acquire makes the waiters' list (pushed with release) readable here.
-    void* old = state_.exchange(static_cast<void*>(this), std::memory_order_acq_rel);
-    // The cancellable waiters: each checked "not set" under this mutex before it queued, so after
-    // the exchange above no new one queues, and every one queued before is taken here. Taken
-    // before anyone is resumed: a resumed waiter may destroy the event (a latch's last waiter
-    // often does), so once resuming starts, set() touches nothing of *this.
+    // Once state_ reads "set", *this may be destroyed at any moment: a waiter that arrives then
+    // goes on without suspending, and a latch's last waiter often destroys the latch. So all of
+    // set()'s work on *this comes first, and the exchange that publishes "set" is its last touch.
+    //
+    // The cancellable waiters are taken first, under the mutex they queue under. `setting_` tells
+    // one arriving after the take not to queue there: it waits on the lock-free list instead,
+    // which the exchange below takes (suspend_cancellable).
     awaiter* cancellable = nullptr;
     {
       std::lock_guard lock(cancellable_mutex_);
+      setting_ = true;
       cancellable = std::exchange(cancellable_, nullptr);
     }
     // Their stop callbacks go before anyone is resumed: destroying a std::stop_callback waits for
     // an on_stop running on another thread (it finds its waiter gone), so none can still be on
-    // its way to this event's mutex when a resumed waiter destroys the event. Outside the mutex:
-    // that on_stop may be waiting for it.
+    // its way to this event's mutex once the event may be destroyed. Outside the mutex: that
+    // on_stop may be waiting for it.
     for (awaiter* w = cancellable; w != nullptr; w = w->next_) w->cancel_.reset();
+    // acq_rel: release publishes the setter's writes to waiters and to later is_set() callers;
+    // acquire makes the waiters' list (pushed with release) readable here.
+    void* old = state_.exchange(static_cast<void*>(this), std::memory_order_acq_rel);
+    // From here on only the waiters are touched; each is alive until it is resumed.
     if (old != this) resume_all(static_cast<awaiter*>(old));
     resume_all(cancellable);
   }
 
   /// Un-sets a set event (no effect on an unset one or on its waiters).
-  void reset() noexcept {
+  void reset() {
+    // Under the mutex, so a cancellable waiter sees "not set" and "no set() begun" together.
+    std::lock_guard lock(cancellable_mutex_);
     void* expected = this;
     // relaxed: no data is published by reset(); waiters arriving later see "not set".
-    state_.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed);
+    if (state_.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed)) setting_ = false;
   }
 
   class awaiter {
@@ -103,6 +110,11 @@ class async_event {
       const std::stop_token* token = detail::stop_token_of(h);
       if (token != nullptr && token->stop_possible()) [[unlikely]]
         return suspend_cancellable(*token);
+      return push_plain();
+    }
+
+    // The lock-free wait: pushed onto the event's stack, resumed only by set().
+    bool push_plain() noexcept {
       // acquire: if we see `this` (set), the setter's writes are visible when we continue.
       void* old = event_.state_.load(std::memory_order_acquire);
       do {
@@ -136,15 +148,25 @@ class async_event {
     bool suspend_cancellable(const std::stop_token& token) {
       // May run on_stop here, if the token was stopped just now: it finds nothing queued.
       cancel_ = std::make_unique<cancellation>(token, this);
-      std::lock_guard lock(event_.cancellable_mutex_);
-      if (token.stop_requested()) {
-        cancel_->cancelled = true;
-        return resumer_.not_suspended();
+      {
+        std::lock_guard lock(event_.cancellable_mutex_);
+        if (token.stop_requested()) {
+          cancel_->cancelled = true;
+          return resumer_.not_suspended();
+        }
+        if (event_.is_set()) return resumer_.not_suspended();
+        if (!event_.setting_) {
+          next_ = event_.cancellable_;
+          event_.cancellable_ = this;
+          return true;
+        }
       }
-      if (event_.is_set()) return resumer_.not_suspended();
-      next_ = event_.cancellable_;
-      event_.cancellable_ = this;
-      return true;
+      // A set() has begun and already took the cancellable list, but has not yet published "set";
+      // going on now could let this coroutine destroy the event under that set(). Its exchange is
+      // moments away, so wait for it as a plain waiter, no longer cancellable: the stop callback
+      // goes first (outside the mutex, which a running on_stop may be waiting for).
+      cancel_.reset();
+      return push_plain();
     }
 
     const async_event& event_;
@@ -178,6 +200,7 @@ class async_event {
   mutable std::atomic<void*> state_;
   mutable std::mutex cancellable_mutex_;
   mutable awaiter* cancellable_ = nullptr;  // waiters under a stoppable token; under the mutex
+  bool setting_ = false;                    // a set() has begun (under the mutex)
 };
 
 }  // namespace pools::coroutines
