@@ -29,7 +29,7 @@
 #                    [LINK <targets>] [SANITIZER address|thread] [TIMEOUT s] [RELACY])
 # SANITIZER: the exercise is graded in that sanitizer's build only (scripts/grade-exercise.sh picks
 # the preset); elsewhere its targets are still built (so the code compiles everywhere) but its tests
-# are not registered. TIMEOUT (default 120 s) bounds each test and, in grade-exercise.sh, the run.
+# are not registered (but for SANITIZER thread under an emulator: see below). TIMEOUT (default 120 s) bounds each test and, in grade-exercise.sh, the run.
 # grade-exercise.sh reads both from the exercise's CMakeLists.txt as text: write them as literal
 # words in the call ("SANITIZER thread", "TIMEOUT 240"), not through variables.
 # RELACY: the check is a Relacy model test (relacy-dev, <relacy/relacy.hpp>), built the way
@@ -93,6 +93,13 @@ function(pools_add_exercise id)
     # course/common: what every check program shares (course/check.hpp: the report, the watchdog).
     target_include_directories(${target} BEFORE PRIVATE ${files_dir} ${start_dir})
     target_include_directories(${target} PRIVATE ${POOLS_ROOT}/course/common)
+    # COURSE_PROGRAM: the student's program as they run it from the checkout's root (a check that
+    # prints a replay command names it): build/... or build-tsan/..., absolute outside the checkout.
+    file(RELATIVE_PATH program ${POOLS_ROOT} ${CMAKE_CURRENT_BINARY_DIR}/exercise_${id})
+    if(program MATCHES "^\\.\\./")
+      set(program ${CMAKE_CURRENT_BINARY_DIR}/exercise_${id})
+    endif()
+    target_compile_definitions(${target} PRIVATE "COURSE_PROGRAM=\"${program}\"")
     # The exercise's hidden tests (instructor only, not in the hand-out): the check includes
     # <hidden_tests.hpp> when this folder is on its include path.
     # With them, the reference solution's copy of the first FILES entry, for the speed tests that
@@ -156,7 +163,11 @@ function(pools_add_exercise id)
   endforeach()
 
   if(arg_SANITIZER)
-    if(NOT POOLS_SANITIZER STREQUAL arg_SANITIZER)
+    # Under an emulator (the arm64 preset), where no sanitizer runs, an exercise graded under
+    # ThreadSanitizer still has its start and solution graded: its verdict comes from its own
+    # checks, and TSan only adds the data races (07). Under AddressSanitizer it does not (06: the
+    # verdict is ASan's report).
+    if(NOT POOLS_SANITIZER STREQUAL arg_SANITIZER AND NOT (CMAKE_CROSSCOMPILING AND arg_SANITIZER STREQUAL "thread"))
       return()
     endif()
   elseif(POOLS_SANITIZER OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

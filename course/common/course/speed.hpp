@@ -27,7 +27,7 @@ struct speed_rule {
   double full_within = 1.2;  // yours / reference at or below this: full points
   double zero_at = 2.0;      // at or above this: none; linear in between
   int samples = 7;           // runs of each pool per round, interleaved; the median counts
-  int rounds = 3;            // rounds at most, while the ratio is above full_within
+  int rounds = 7;            // rounds at most, while the ratio is above full_within
 };
 
 struct speed_result {

@@ -9,13 +9,16 @@
 // two buyers" in by their number sells the wrong seats. (Seed 1, the one a student reads first, is
 // 2 seats and 3 buyers.) The check counts the payments itself, from the desk's channel. Three parts:
 //  1. the real pool: 1,000 runs on a pools::coroutines::thread_pool of 2 threads (what a test
-//     suite would do; the starting point passes almost all of them);
+//     suite would do; the starting point passes almost all of them), graded in the tsan build:
+//     ThreadSanitizer stops the program at a data race on the office;
 //  2. pools::sim, random walk: 5,000 seeds; the first failing seed stops the part and prints its
 //     schedule, the replay line and the trace file;
 //  3. pools::sim, PCT with depth 2: 5,000 seeds.
 // On the simulator a step ends before every co_await on a primitive, a free lock's too
 // (pools/sim/scheduler.hpp, SCHEDULING POINTS): a fix that checks and takes in two critical
-// sections, however close, leaves a point between them where a seed runs another buyer.
+// sections, however close, leaves a point between them where a seed runs another buyer. A take
+// with no co_await between it and a check outside the lock is one step on the simulator (a
+// coroutine is switched only at a co_await); on the real pool it is a data race, part 1's to find.
 // With POOLS_SIM_SEED=N (and POOLS_SIM_STRATEGY) set, parts 2 and 3 run that one seed: the replay.
 #include <pools/coroutines/simulated.hpp>
 #include <pools/coroutines/sync_wait.hpp>
@@ -93,7 +96,7 @@ void explore_part(course::report& report, const char* label, const char* strateg
   pools::sim::explore_options o;
   o.runs = 5000;
   o.strategy = strategy;
-  o.program = "build/course/exercises/07-replay-schedule/exercise_07-replay-schedule";
+  o.program = COURSE_PROGRAM;  // cmake/course.cmake: build-tsan/course/exercises/07-.../exercise_07-...
   o.trace_path = "exercise-07-seed.json";
   o.out = stdout;
   o.schedule_lines = 0;  // the whole schedule: it is short

@@ -64,7 +64,7 @@ void hidden_fan_out(course::report& report) {
                                  std::to_string(stolen) + " steals)");
 }
 
-const course::speed_rule speed{1.2, 2.0, 7, 3};
+const course::speed_rule speed{1.2, 2.0, 7, 7};
 
 template <class Pool>
 void submit_burst() {

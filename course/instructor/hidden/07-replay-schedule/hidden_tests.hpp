@@ -40,7 +40,7 @@ void hidden_tests(course::report& report) {
   pools::sim::explore_options o;
   o.runs = 2000;
   o.strategy = "random";
-  o.program = "build/course/exercises/07-replay-schedule/exercise_07-replay-schedule";
+  o.program = COURSE_PROGRAM;
   o.trace_path = "exercise-07-hidden-seed.json";
   o.out = stdout;
   o.schedule_lines = 20;
