@@ -43,12 +43,7 @@ export CCACHE_NOHASHDIR=1
 all_presets=(release clang asan tsan handout fuzz portable arm64 trixie)
 # The default run, and CI's: every preset. trixie (Debian 13: GCC 14, Boost 1.83, oneTBB 2022)
 # and arm64 come last: they leave this machine's toolchain. CI's budget is 60 minutes on 2 cores;
-# measured 2026-11-26 on the project's shared 2 vCPU machine (docs/reliability.md, "CI: its steps
-# and their cost"): the seven presets before them 22.6 min (bash .ci/run at 722563e); trixie
-# 4.6 min warm (scripts/test.sh trixie at 9bcbee7, load average 0.2-3), about 15 min with nothing
-# cached (62 min measured under load average 7-23, 1113 s CPU, at 722563e); arm64 3.5 min warm,
-# about 5 min cold (17.6 min measured under load average 15-19, 462 s CPU, at 722563e). About
-# 31 minutes in all when warm, 45 cold.
+# what each step costs is measured in docs/reliability.md ("CI: its steps and their cost").
 default_presets=(release clang asan tsan handout fuzz portable trixie arm64)
 # Inside a distro-check root (scripts/distro-check.sh sets POOLS_DISTRO_CHECK) the README's
 # command proves that distribution's compilers and libraries: every preset but the nested root
