@@ -523,3 +523,74 @@ TEST_CASE("cancellation: a stop after count_down never reaches a latch its plain
   auto count_down = [](pf::latch& l) { l.count_down(); };
   CHECK(destroy_then_stop<pf::latch>(wait, count_down, rounds) == rounds);
 }
+
+namespace {
+// As destroy_then_stop, for a hand-over that wakes one waiter (a channel transfer, notify_one):
+// the waker itself sees the operation done and destroys the primitive at once, then requests the
+// stop. The woken waiter cannot run yet (b's only worker is held), so its stop callback is still
+// registered unless the waker deregistered it before waking it; if it were, it would now lock the
+// freed primitive (ASan: heap-use-after-free; TSan: a race with the free).
+template <class Primitive, class Wait, class Wake>
+int woken_one_then_stop(Wait wait, Wake wake, int rounds) {
+  pf::thread_pool a(one_worker());
+  pf::thread_pool b(one_worker());
+  int ended = 0;
+  for (int round = 0; round < rounds; ++round) {
+    auto* p = new Primitive();
+    std::stop_source source;
+    std::atomic<int> started{0};
+    std::atomic<bool> holding{false}, release{false};
+    auto cancellable = b.spawn(source.get_token(), [&, p] {
+      started.fetch_add(1);
+      try {
+        wait(*p);
+      } catch (const pf::operation_cancelled&) {
+        return 0;  // only if the stop came first
+      }
+      return 1;
+    });
+    REQUIRE(eventually([&] { return started.load() == 1; }));
+    b.post([&] {  // runs once the cancellable waiter has suspended: b has one worker
+      holding = true;
+      while (!release.load()) std::this_thread::sleep_for(20us);  // blocks b's worker on purpose
+    });
+    REQUIRE(eventually([&] { return holding.load(); }));
+    a.spawn([&, p] {
+       wake(*p);  // hands over to the waiter, which is then done with p as far as we can tell
+       delete p;
+       source.request_stop();
+       release = true;
+     }).join();
+    ended += cancellable.join();
+  }
+  return ended;
+}
+}  // namespace
+
+TEST_CASE("cancellation: a stop after send() never reaches a channel the sender destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  auto receive = [](pf::channel<int>& ch) { CHECK(ch.recv() == 7); };
+  auto send = [](pf::channel<int>& ch) { CHECK(ch.send(7) == pf::channel_op_status::success); };
+  CHECK(woken_one_then_stop<pf::channel<int>>(receive, send, rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a stop after recv() never reaches a channel the receiver destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  auto send = [](pf::channel<int>& ch) { CHECK(ch.send(7) == pf::channel_op_status::success); };
+  auto receive = [](pf::channel<int>& ch) { CHECK(ch.recv() == 7); };  // unbuffered: the sender waits
+  CHECK(woken_one_then_stop<pf::channel<int>>(send, receive, rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a stop after notify_one never reaches a condition variable its notifier destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  pf::mutex m;  // outlives the condition variable: the woken waiter locks it again
+  auto wait = [&m](pf::condition_variable& cv) {
+    std::unique_lock lock(m);
+    cv.wait(lock);  // no spurious wake-ups here: only notify_one or the stop ends it
+  };
+  auto notify = [&m](pf::condition_variable& cv) {
+    std::lock_guard lock(m);
+    cv.notify_one();
+  };
+  CHECK(woken_one_then_stop<pf::condition_variable>(wait, notify, rounds) == rounds);
+}

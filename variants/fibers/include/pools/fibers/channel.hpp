@@ -63,7 +63,9 @@ class channel {
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
       guard.unlock();
-      detail::wake(*r);
+      // wake_one: r's stop callback goes first, as this sender may destroy the channel as soon
+      // as it returns, before r runs (detail/waiter.hpp). So for every hand-over below.
+      detail::wake_one(*r);
       return channel_op_status::success;
     }
     if (buffer_.size() < capacity_) {
@@ -85,7 +87,7 @@ class channel {
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
       guard.unlock();
-      detail::wake(*r);
+      detail::wake_one(*r);
       return channel_op_status::success;
     }
     if (buffer_.size() < capacity_) {
@@ -166,7 +168,7 @@ class channel {
         buffer_.push_back(std::move(*s->value));  // the oldest blocked sender takes the free slot
         s->status = channel_op_status::success;
         guard.unlock();
-        detail::wake(*s);
+        detail::wake_one(*s);
       }
       return true;
     }
@@ -174,7 +176,7 @@ class channel {
       v.emplace(std::move(*s->value));
       s->status = channel_op_status::success;
       guard.unlock();
-      detail::wake(*s);
+      detail::wake_one(*s);
       return true;
     }
     return false;

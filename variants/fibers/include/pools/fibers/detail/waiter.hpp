@@ -30,10 +30,13 @@
 // Registering before the lock and checking the token under it closes the gap: a stop before the
 // check is seen by it (the stop flag is set before any callback runs); a stop after it finds the
 // waiter queued. A cancelled waiter was unlinked by the callback, so it never touches the
-// primitive again. The callback does touch the primitive (its lock), so a waker that wakes
-// several waiters (wake_all: close, notify_all, the last count_down, a promise's value) first
-// deregisters the callbacks of all it took, outside the lock: after that none can be on its way
-// to the primitive when a woken waiter destroys it (a latch's last waiter often does).
+// primitive again. The callback does touch the primitive (its lock), so a waker first
+// deregisters the callbacks of the waiters it took, outside the lock: after that none can be on
+// its way to the primitive when someone who saw the wake-up destroys it. That is a woken waiter
+// (a latch's last waiter often does) or the waker itself: a channel's sender whose value was
+// taken, a notifier, may destroy the primitive the moment it returns, before the woken waiter
+// runs. wake_all (close, notify_all, the last count_down, a promise's value) does it for a list;
+// wake_one (a channel transfer, notify_one) for one waiter.
 #pragma once
 
 #include <pools/spinlock.hpp>
@@ -212,6 +215,16 @@ void wake(waiter& w) noexcept;
 /// waker of two lists (channel::close) does it for both before it wakes either.
 inline void drop_stop_callbacks(waiter* list) noexcept {
   for (waiter* w = list; w != nullptr; w = w->next) w->on_stop.reset();
+}
+
+/// wake() for one cancellable waiter taken under the lock (pop_claimed()), after the lock is
+/// released: its stop callback goes first, as in wake_all(). The waker may return and destroy the
+/// primitive as soon as it has woken the waiter, which may not run for a while: a callback still
+/// registered until then would lock the destroyed primitive on a stop. (A waiter that is never
+/// cancellable, as in mutex::lock, has no callback: wake() alone is enough there.)
+inline void wake_one(waiter& w) noexcept {
+  w.on_stop.reset();  // waits for a callback running elsewhere (it finds w taken)
+  wake(w);
 }
 
 /// wake() for a list from take_all_claimed(), after the lock is released; reads each link before
