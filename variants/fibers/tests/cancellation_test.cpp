@@ -594,3 +594,79 @@ TEST_CASE("cancellation: a stop after notify_one never reaches a condition varia
   };
   CHECK(woken_one_then_stop<pf::condition_variable>(wait, notify, rounds) == rounds);
 }
+
+namespace {
+// A release (the last count_down, the last done, close) races a stop of a cancellable waiter, and
+// a third thread destroys the primitive as soon as it sees the release: it never waited, so
+// nothing wakes it; it polls (`released`). The stop's callback may be on its way to the
+// primitive's lock when the release takes the waiter; the release must not publish itself until
+// that callback is done with the primitive, or the poller frees it under the callback (ASan:
+// heap-use-after-free; TSan: a race with the free).
+template <class Primitive, class Make, class Wait, class Release, class Released>
+int release_racing_stop(Make make, Wait wait, Release release, Released released, int rounds) {
+  pf::thread_pool b(one_worker());
+  int ended = 0;
+  for (int round = 0; round < rounds; ++round) {
+    Primitive* p = make();
+    std::stop_source source;
+    std::atomic<int> started{0};
+    auto cancellable = b.spawn(source.get_token(), [&, p] {
+      started.fetch_add(1);
+      try {
+        wait(*p);
+      } catch (const pf::operation_cancelled&) {
+        return 0;  // the stop came first
+      }
+      return 1;
+    });
+    REQUIRE(eventually([&] { return started.load() == 1; }));
+    std::atomic<bool> queued{false};
+    b.post([&] { queued = true; });  // runs once the waiter has suspended: b has one worker
+    REQUIRE(eventually([&] { return queued.load(); }));
+    std::atomic<bool> go{false};
+    std::thread stopper([&] {
+      while (!go.load()) {
+      }
+      source.request_stop();
+    });
+    std::thread releaser([&, p] {
+      while (!go.load()) {
+      }
+      release(*p);
+    });
+    go = true;
+    while (!released(*p)) {
+    }
+    delete p;
+    stopper.join();
+    releaser.join();
+    const int r = cancellable.join();
+    CHECK((r == 0 || r == 1));
+    ended += 1;
+  }
+  return ended;
+}
+}  // namespace
+
+TEST_CASE("cancellation: a latch seen released may be destroyed while a stop races its last count_down") {
+  const int rounds = fibers_test::sanitized() ? 300 : 1000;
+  CHECK(release_racing_stop<pf::latch>([] { return new pf::latch(1); }, [](pf::latch& l) { l.wait(); },
+                                       [](pf::latch& l) { l.count_down(); },
+                                       [](pf::latch& l) { return l.try_wait(); }, rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a wait_group seen done may be destroyed while a stop races its last done") {
+  const int rounds = fibers_test::sanitized() ? 300 : 1000;
+  CHECK(release_racing_stop<pf::wait_group>(
+            [] { return new pf::wait_group(1); }, [](pf::wait_group& g) { g.wait(); },
+            [](pf::wait_group& g) { g.done(); }, [](pf::wait_group& g) { return g.count() == 0; },
+            rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a channel seen closed may be destroyed while a stop races close()") {
+  const int rounds = fibers_test::sanitized() ? 300 : 1000;
+  CHECK(release_racing_stop<pf::channel<int>>(
+            [] { return new pf::channel<int>(1); }, [](pf::channel<int>& ch) { (void)ch.recv(); },
+            [](pf::channel<int>& ch) { ch.close(); }, [](pf::channel<int>& ch) { return ch.is_closed(); },
+            rounds) == rounds);
+}

@@ -57,7 +57,7 @@ class channel {
     detail::sync_point("channel send");
     waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, senders_);  // throws when already stopped
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (me.stop_requested()) throw operation_cancelled();
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
@@ -82,7 +82,7 @@ class channel {
   /// Never waits: `full` (value left untouched) when it would, `closed` when closed.
   channel_op_status try_send(T& value) {
     detail::sync_point("channel try_send");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
@@ -102,7 +102,7 @@ class channel {
     detail::sync_point("channel recv");
     waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, receivers_);  // throws when already stopped
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (me.stop_requested()) throw operation_cancelled();
     std::optional<T> v;
     if (take_locked(v, guard)) return v;
@@ -117,7 +117,7 @@ class channel {
   /// Never waits: `empty` when it would, `closed` when closed and drained.
   channel_op_status try_recv(T& out) {
     detail::sync_point("channel try_recv");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     std::optional<T> v;
     if (take_locked(v, guard)) {
       out = std::move(*v);
@@ -127,26 +127,25 @@ class channel {
   }
 
   /// Idempotent. Waiting senders fail with `closed`; waiting receivers get nullopt; buffered
-  /// values can still be received.
+  /// values can still be received. "Closed" is visible to the other operations only once close()
+  /// is done with the channel: a thread that sees it may destroy the channel at once.
   void close() noexcept {
     detail::sync_point("channel close");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (closed_) return;
     closed_ = true;
     detail::waiter* s = senders_.take_all_claimed();
     detail::waiter* r = receivers_.take_all_claimed();
-    for (detail::waiter* w = s; w != nullptr; w = w->next)
-      static_cast<waiter*>(w)->status = channel_op_status::closed;
-    guard.unlock();
-    detail::drop_stop_callbacks(s);  // both lists' before anyone runs: a woken sender may destroy
-    detail::drop_stop_callbacks(r);  // the channel while a receiver's callback heads for its lock
-    detail::wake_all(s);
-    detail::wake_all(r);
+    detail::waiter** tail = &s;  // one list, senders first: their callbacks and the receivers'
+    for (; *tail != nullptr; tail = &(*tail)->next)  // all go before anyone runs, or sees "closed"
+      static_cast<waiter*>(*tail)->status = channel_op_status::closed;
+    *tail = r;
+    detail::release_all(guard, closing_, s);
   }
 
   bool is_closed() const noexcept {
     detail::sync_point("channel is_closed");
-    std::lock_guard guard(guard_);
+    const auto guard = detail::lock_settled(guard_, closing_);
     return closed_;
   }
 
@@ -188,6 +187,7 @@ class channel {
   detail::wait_queue senders_;
   detail::wait_queue receivers_;
   bool closed_ = false;
+  bool closing_ = false;  // close() is not done with the channel yet (detail::release_all)
 };
 
 }  // namespace pools::fibers
