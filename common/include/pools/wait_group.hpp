@@ -65,6 +65,9 @@ class wait_group {
     return released_cv_.wait_for(lock, timeout, [this] { return released_; });
   }
 
+  /// The count now: a hint for statistics and tests, not a completion signal. It reaches zero
+  /// before the last done() has published the release, so a thread that sees zero here must still
+  /// wait() before it may destroy the group (or read what the tasks wrote).
   std::ptrdiff_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
 
  private:

@@ -559,3 +559,45 @@ TEST_CASE("cancellation: a cancellable wait racing set() never lets its task des
     CHECK(t.handle().done());
   }
 }
+
+// A thread that never waited on the channel sees it closed (is_closed(), or a send that fails) and
+// destroys it at once, while close() runs on another thread and a stop races it. A cancellable
+// receiver's on_stop may be on its way to the channel's mutex when close() takes the receiver, so
+// "closed" must not be visible until close() has deregistered it: ASan reports a use after free
+// (TSan a race with the free) within a few dozen rounds when it is.
+TEST_CASE("cancellation: a channel seen closed may be destroyed while a stop races close()") {
+  using channel = pc::channel<int>;
+  for (int round = 0; round < 1000; ++round) {
+    auto* ch = new channel(1);
+    auto cancellable = [](channel* c) -> pc::task<void> {
+      try {
+        (void)co_await c->receive();
+      } catch (const pc::operation_cancelled&) {
+      }
+    };
+    std::stop_source source;
+    pc::task<void> t = pc::with_stop_token(source.get_token(), cancellable(ch));
+    t.handle().resume();  // waits outside any pool: resumed inline by close() or by the stop
+    std::atomic<int> ready{0};
+    std::thread stopper([&] {
+      ready.fetch_add(1);
+      while (ready.load() < 3) {
+      }
+      for (int k = 0; k < round % 64; ++k) std::atomic_signal_fence(std::memory_order_seq_cst);  // jitter
+      source.request_stop();
+    });
+    std::thread closer([&] {
+      ready.fetch_add(1);
+      while (ready.load() < 3) {
+      }
+      ch->close();
+    });
+    ready.fetch_add(1);
+    while (!ch->is_closed()) {
+    }
+    delete ch;
+    stopper.join();
+    closer.join();
+    CHECK(t.handle().done());
+  }
+}

@@ -523,3 +523,150 @@ TEST_CASE("cancellation: a stop after count_down never reaches a latch its plain
   auto count_down = [](pf::latch& l) { l.count_down(); };
   CHECK(destroy_then_stop<pf::latch>(wait, count_down, rounds) == rounds);
 }
+
+namespace {
+// As destroy_then_stop, for a hand-over that wakes one waiter (a channel transfer, notify_one):
+// the waker itself sees the operation done and destroys the primitive at once, then requests the
+// stop. The woken waiter cannot run yet (b's only worker is held), so its stop callback is still
+// registered unless the waker deregistered it before waking it; if it were, it would now lock the
+// freed primitive (ASan: heap-use-after-free; TSan: a race with the free).
+template <class Primitive, class Wait, class Wake>
+int woken_one_then_stop(Wait wait, Wake wake, int rounds) {
+  pf::thread_pool a(one_worker());
+  pf::thread_pool b(one_worker());
+  int ended = 0;
+  for (int round = 0; round < rounds; ++round) {
+    auto* p = new Primitive();
+    std::stop_source source;
+    std::atomic<int> started{0};
+    std::atomic<bool> holding{false}, release{false};
+    auto cancellable = b.spawn(source.get_token(), [&, p] {
+      started.fetch_add(1);
+      try {
+        wait(*p);
+      } catch (const pf::operation_cancelled&) {
+        return 0;  // only if the stop came first
+      }
+      return 1;
+    });
+    REQUIRE(eventually([&] { return started.load() == 1; }));
+    b.post([&] {  // runs once the cancellable waiter has suspended: b has one worker
+      holding = true;
+      while (!release.load()) std::this_thread::sleep_for(20us);  // blocks b's worker on purpose
+    });
+    REQUIRE(eventually([&] { return holding.load(); }));
+    a.spawn([&, p] {
+       wake(*p);  // hands over to the waiter, which is then done with p as far as we can tell
+       delete p;
+       source.request_stop();
+       release = true;
+     }).join();
+    ended += cancellable.join();
+  }
+  return ended;
+}
+}  // namespace
+
+TEST_CASE("cancellation: a stop after send() never reaches a channel the sender destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  auto receive = [](pf::channel<int>& ch) { CHECK(ch.recv() == 7); };
+  auto send = [](pf::channel<int>& ch) { CHECK(ch.send(7) == pf::channel_op_status::success); };
+  CHECK(woken_one_then_stop<pf::channel<int>>(receive, send, rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a stop after recv() never reaches a channel the receiver destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  auto send = [](pf::channel<int>& ch) { CHECK(ch.send(7) == pf::channel_op_status::success); };
+  auto receive = [](pf::channel<int>& ch) { CHECK(ch.recv() == 7); };  // unbuffered: the sender waits
+  CHECK(woken_one_then_stop<pf::channel<int>>(send, receive, rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a stop after notify_one never reaches a condition variable its notifier destroyed") {
+  const int rounds = fibers_test::sanitized() ? 50 : 200;
+  pf::mutex m;  // outlives the condition variable: the woken waiter locks it again
+  auto wait = [&m](pf::condition_variable& cv) {
+    std::unique_lock lock(m);
+    cv.wait(lock);  // no spurious wake-ups here: only notify_one or the stop ends it
+  };
+  auto notify = [&m](pf::condition_variable& cv) {
+    std::lock_guard lock(m);
+    cv.notify_one();
+  };
+  CHECK(woken_one_then_stop<pf::condition_variable>(wait, notify, rounds) == rounds);
+}
+
+namespace {
+// A release (the last count_down, the last done, close) races a stop of a cancellable waiter, and
+// a third thread destroys the primitive as soon as it sees the release: it never waited, so
+// nothing wakes it; it polls (`released`). The stop's callback may be on its way to the
+// primitive's lock when the release takes the waiter; the release must not publish itself until
+// that callback is done with the primitive, or the poller frees it under the callback (ASan:
+// heap-use-after-free; TSan: a race with the free).
+template <class Primitive, class Make, class Wait, class Release, class Released>
+int release_racing_stop(Make make, Wait wait, Release release, Released released, int rounds) {
+  pf::thread_pool b(one_worker());
+  int ended = 0;
+  for (int round = 0; round < rounds; ++round) {
+    Primitive* p = make();
+    std::stop_source source;
+    std::atomic<int> started{0};
+    auto cancellable = b.spawn(source.get_token(), [&, p] {
+      started.fetch_add(1);
+      try {
+        wait(*p);
+      } catch (const pf::operation_cancelled&) {
+        return 0;  // the stop came first
+      }
+      return 1;
+    });
+    REQUIRE(eventually([&] { return started.load() == 1; }));
+    std::atomic<bool> queued{false};
+    b.post([&] { queued = true; });  // runs once the waiter has suspended: b has one worker
+    REQUIRE(eventually([&] { return queued.load(); }));
+    std::atomic<bool> go{false};
+    std::thread stopper([&] {
+      while (!go.load()) {
+      }
+      source.request_stop();
+    });
+    std::thread releaser([&, p] {
+      while (!go.load()) {
+      }
+      release(*p);
+    });
+    go = true;
+    while (!released(*p)) {
+    }
+    delete p;
+    stopper.join();
+    releaser.join();
+    const int r = cancellable.join();
+    CHECK((r == 0 || r == 1));
+    ended += 1;
+  }
+  return ended;
+}
+}  // namespace
+
+TEST_CASE("cancellation: a latch seen released may be destroyed while a stop races its last count_down") {
+  const int rounds = fibers_test::sanitized() ? 300 : 1000;
+  CHECK(release_racing_stop<pf::latch>([] { return new pf::latch(1); }, [](pf::latch& l) { l.wait(); },
+                                       [](pf::latch& l) { l.count_down(); },
+                                       [](pf::latch& l) { return l.try_wait(); }, rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a wait_group seen done may be destroyed while a stop races its last done") {
+  const int rounds = fibers_test::sanitized() ? 300 : 1000;
+  CHECK(release_racing_stop<pf::wait_group>(
+            [] { return new pf::wait_group(1); }, [](pf::wait_group& g) { g.wait(); },
+            [](pf::wait_group& g) { g.done(); }, [](pf::wait_group& g) { return g.count() == 0; },
+            rounds) == rounds);
+}
+
+TEST_CASE("cancellation: a channel seen closed may be destroyed while a stop races close()") {
+  const int rounds = fibers_test::sanitized() ? 300 : 1000;
+  CHECK(release_racing_stop<pf::channel<int>>(
+            [] { return new pf::channel<int>(1); }, [](pf::channel<int>& ch) { (void)ch.recv(); },
+            [](pf::channel<int>& ch) { ch.close(); }, [](pf::channel<int>& ch) { return ch.is_closed(); },
+            rounds) == rounds);
+}

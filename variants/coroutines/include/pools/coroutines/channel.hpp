@@ -38,6 +38,7 @@
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
+#include <thread>
 #include <utility>
 
 namespace pools::coroutines {
@@ -85,7 +86,7 @@ class channel {
         stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
       receive_awaiter* receiver = nullptr;
       {
-        std::lock_guard lock(ch_.mutex_);
+        const auto lock = ch_.lock_settled();
         if (token != nullptr && token->stop_requested()) {
           cancelled_ = true;
           return resumer_.not_suspended();
@@ -166,7 +167,7 @@ class channel {
         stop_ = std::make_unique<std::stop_callback<on_stop>>(*token, on_stop{this});
       send_awaiter* sender = nullptr;
       {
-        std::lock_guard lock(ch_.mutex_);
+        const auto lock = ch_.lock_settled();
         if (token != nullptr && token->stop_requested()) {
           cancelled_ = true;
           return resumer_.not_suspended();
@@ -219,28 +220,37 @@ class channel {
   void close() {
     waiter_list<send_awaiter> senders;
     waiter_list<receive_awaiter> receivers;
+    bool took_waiters = false;
     {
-      std::lock_guard lock(mutex_);
+      const auto lock = lock_settled();
       if (closed_) return;
       closed_ = true;
       senders = std::exchange(senders_, {});
       receivers = std::exchange(receivers_, {});
+      took_waiters = senders.head != nullptr || receivers.head != nullptr;
+      closing_ = took_waiters;  // "closed" is not visible to the others yet (lock_settled)
     }
     // The taken waiters' stop callbacks go first, outside the lock: destroying one waits for an
     // on_stop running elsewhere (it finds its waiter gone), so none is still on its way to this
-    // channel's mutex when a resumed waiter (one that sees the channel closed) destroys it.
+    // channel's mutex once anyone may destroy it: a resumed waiter, or any thread that sees the
+    // channel closed (is_closed(), a send that fails). Until then `closing_` hides "closed".
     for (auto* w = senders.head; w != nullptr; w = w->next_) w->stop_.reset();
     for (auto* w = receivers.head; w != nullptr; w = w->next_) w->stop_.reset();
+    if (took_waiters) {
+      std::lock_guard lock(mutex_);
+      closing_ = false;  // "closed" is visible from here: the last touch of *this
+    }
+    // From here on only the taken waiters are touched; each is alive until it is resumed.
     while (senders.head != nullptr) senders.pop()->resumer_.resume();      // sent_ is false
     while (receivers.head != nullptr) receivers.pop()->resumer_.resume();  // value_ is empty
   }
 
   bool is_closed() const {
-    std::lock_guard lock(mutex_);
+    const auto lock = lock_settled();
     return closed_;
   }
   std::size_t size() const {
-    std::lock_guard lock(mutex_);
+    const auto lock = lock_settled();
     return buffer_.size();
   }
   std::size_t capacity() const noexcept { return capacity_; }
@@ -279,12 +289,26 @@ class channel {
     }
   };
 
+  // Locks mutex_ for an operation that may see "closed": waits out a close() that is still
+  // deregistering its waiters' stop callbacks (close() says why). The stop callbacks themselves
+  // lock mutex_ directly: close() waits for them.
+  std::unique_lock<std::mutex> lock_settled() const {
+    std::unique_lock lock(mutex_);
+    while (closing_) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    }
+    return lock;
+  }
+
   const std::size_t capacity_;
   mutable std::mutex mutex_;
   std::deque<T> buffer_;
   waiter_list<send_awaiter> senders_;
   waiter_list<receive_awaiter> receivers_;
   bool closed_ = false;
+  bool closing_ = false;  // close() has set closed_ but is not done with *this yet
 };
 
 }  // namespace pools::coroutines

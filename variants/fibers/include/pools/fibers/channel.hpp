@@ -57,13 +57,15 @@ class channel {
     detail::sync_point("channel send");
     waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, senders_);  // throws when already stopped
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (me.stop_requested()) throw operation_cancelled();
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
       guard.unlock();
-      detail::wake(*r);
+      // wake_one: r's stop callback goes first, as this sender may destroy the channel as soon
+      // as it returns, before r runs (detail/waiter.hpp). So for every hand-over below.
+      detail::wake_one(*r);
       return channel_op_status::success;
     }
     if (buffer_.size() < capacity_) {
@@ -80,12 +82,12 @@ class channel {
   /// Never waits: `full` (value left untouched) when it would, `closed` when closed.
   channel_op_status try_send(T& value) {
     detail::sync_point("channel try_send");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (closed_) return channel_op_status::closed;
     if (auto* r = static_cast<waiter*>(receivers_.pop_claimed())) {
       r->slot->emplace(std::move(value));
       guard.unlock();
-      detail::wake(*r);
+      detail::wake_one(*r);
       return channel_op_status::success;
     }
     if (buffer_.size() < capacity_) {
@@ -100,7 +102,7 @@ class channel {
     detail::sync_point("channel recv");
     waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, receivers_);  // throws when already stopped
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (me.stop_requested()) throw operation_cancelled();
     std::optional<T> v;
     if (take_locked(v, guard)) return v;
@@ -115,7 +117,7 @@ class channel {
   /// Never waits: `empty` when it would, `closed` when closed and drained.
   channel_op_status try_recv(T& out) {
     detail::sync_point("channel try_recv");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     std::optional<T> v;
     if (take_locked(v, guard)) {
       out = std::move(*v);
@@ -125,26 +127,25 @@ class channel {
   }
 
   /// Idempotent. Waiting senders fail with `closed`; waiting receivers get nullopt; buffered
-  /// values can still be received.
+  /// values can still be received. "Closed" is visible to the other operations only once close()
+  /// is done with the channel: a thread that sees it may destroy the channel at once.
   void close() noexcept {
     detail::sync_point("channel close");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, closing_);
     if (closed_) return;
     closed_ = true;
     detail::waiter* s = senders_.take_all_claimed();
     detail::waiter* r = receivers_.take_all_claimed();
-    for (detail::waiter* w = s; w != nullptr; w = w->next)
-      static_cast<waiter*>(w)->status = channel_op_status::closed;
-    guard.unlock();
-    detail::drop_stop_callbacks(s);  // both lists' before anyone runs: a woken sender may destroy
-    detail::drop_stop_callbacks(r);  // the channel while a receiver's callback heads for its lock
-    detail::wake_all(s);
-    detail::wake_all(r);
+    detail::waiter** tail = &s;  // one list, senders first: their callbacks and the receivers'
+    for (; *tail != nullptr; tail = &(*tail)->next)  // all go before anyone runs, or sees "closed"
+      static_cast<waiter*>(*tail)->status = channel_op_status::closed;
+    *tail = r;
+    detail::release_all(guard, closing_, s);
   }
 
   bool is_closed() const noexcept {
     detail::sync_point("channel is_closed");
-    std::lock_guard guard(guard_);
+    const auto guard = detail::lock_settled(guard_, closing_);
     return closed_;
   }
 
@@ -166,7 +167,7 @@ class channel {
         buffer_.push_back(std::move(*s->value));  // the oldest blocked sender takes the free slot
         s->status = channel_op_status::success;
         guard.unlock();
-        detail::wake(*s);
+        detail::wake_one(*s);
       }
       return true;
     }
@@ -174,7 +175,7 @@ class channel {
       v.emplace(std::move(*s->value));
       s->status = channel_op_status::success;
       guard.unlock();
-      detail::wake(*s);
+      detail::wake_one(*s);
       return true;
     }
     return false;
@@ -186,6 +187,7 @@ class channel {
   detail::wait_queue senders_;
   detail::wait_queue receivers_;
   bool closed_ = false;
+  bool closing_ = false;  // close() is not done with the channel yet (detail::release_all)
 };
 
 }  // namespace pools::fibers

@@ -37,7 +37,9 @@ class condition_variable {
     std::unique_lock guard(guard_);
     detail::waiter* w = waiters_.pop_claimed();
     guard.unlock();
-    if (w != nullptr) detail::wake(*w);
+    // wake_one: w's stop callback goes first; the notifier may destroy this condition variable
+    // as soon as it returns, before w runs (detail/waiter.hpp).
+    if (w != nullptr) detail::wake_one(*w);
   }
 
   void notify_all() noexcept {

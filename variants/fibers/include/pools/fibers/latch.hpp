@@ -4,8 +4,9 @@
 // Every operation takes the internal lock, including the "already zero?" check in wait(). That
 // is what makes the usual pattern safe: `latch l(n); ...; l.wait(); }` destroys the latch as
 // soon as wait() returns, possibly while the last count_down() is still in progress. Here the
-// last count_down() releases the lock before it wakes anyone and touches only the waiters
-// afterwards, so a waiter that sees zero (under the lock) can never outrun it.
+// last count_down() makes zero visible only once it is done with the latch (detail::release_all:
+// the waiters' stop callbacks are deregistered first) and touches only the waiters afterwards, so
+// a thread that sees zero (under the lock, taken through lock_settled) can never outrun it.
 #pragma once
 
 #include <pools/fibers/detail/runtime.hpp>
@@ -33,7 +34,7 @@ class latch {
   /// Throws std::invalid_argument when n < 0 or n exceeds the remaining count.
   void count_down(std::ptrdiff_t n = 1) {
     detail::sync_point("latch count_down");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, releasing_);
     if (n < 0 || n > count_) {
       const auto left = count_;
       guard.unlock();
@@ -42,9 +43,7 @@ class latch {
     }
     count_ -= n;
     if (count_ != 0 || n == 0) return;
-    detail::waiter* list = waiters_.take_all_claimed();
-    guard.unlock();
-    detail::wake_all(list);
+    detail::release_all(guard, releasing_, waiters_.take_all_claimed());
   }
 
   bool try_wait() const noexcept {
@@ -59,7 +58,7 @@ class latch {
     if (reached_zero()) return;  // not try_wait(): one scheduling point per operation
     detail::waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, releasing_);
     if (count_ == 0) return;
     if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
@@ -74,12 +73,13 @@ class latch {
 
  private:
   bool reached_zero() const noexcept {
-    std::lock_guard guard(guard_);
+    const auto guard = detail::lock_settled(guard_, releasing_);
     return count_ == 0;
   }
 
   mutable pools::spinlock guard_;
-  std::ptrdiff_t count_;  // guarded by guard_
+  std::ptrdiff_t count_;    // guarded by guard_, as are the two below
+  bool releasing_ = false;  // the last count_down is not done with the latch yet (release_all)
   mutable detail::wait_queue waiters_;
 };
 

@@ -3,7 +3,8 @@
 //
 // add() before starting each piece of work, done() when it finishes, wait() suspends until the
 // count is zero. Unlike a latch it can be reused: once zero, add() re-arms it. The lifetime
-// argument is the latch's (latch.hpp): wait() checks under the lock.
+// argument is the latch's (latch.hpp): wait() checks under the lock, and the last done() makes
+// zero visible only once it is done with the group.
 #pragma once
 
 #include <pools/fibers/detail/runtime.hpp>
@@ -31,22 +32,20 @@ class wait_group {
   void add(std::ptrdiff_t n = 1) {
     if (n < 0) throw std::invalid_argument("pools::fibers::wait_group::add: negative " + std::to_string(n));
     detail::sync_point("wait_group add");
-    std::lock_guard guard(guard_);
+    const auto guard = detail::lock_settled(guard_, releasing_);
     count_ += n;
   }
 
   /// Marks one unit done. Throws std::logic_error when the count is already zero.
   void done() {
     detail::sync_point("wait_group done");
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, releasing_);
     if (count_ == 0) {
       guard.unlock();
       throw std::logic_error("pools::fibers::wait_group::done() called more often than add()");
     }
     if (--count_ != 0) return;
-    detail::waiter* list = waiters_.take_all_claimed();
-    guard.unlock();
-    detail::wake_all(list);
+    detail::release_all(guard, releasing_, waiters_.take_all_claimed());
   }
 
   /// Cancellable, as latch::wait: throws operation_cancelled when the fiber's stop token is
@@ -56,7 +55,7 @@ class wait_group {
     if (left() == 0) return;  // not count(): one scheduling point per operation
     detail::waiter me;
     me.watch_stop(detail::cancellation_point(), guard_, waiters_);  // throws when already stopped
-    std::unique_lock guard(guard_);
+    auto guard = detail::lock_settled(guard_, releasing_);
     if (count_ == 0) return;
     if (me.stop_requested()) throw operation_cancelled();
     waiters_.push_back(me);
@@ -71,12 +70,13 @@ class wait_group {
 
  private:
   std::ptrdiff_t left() const noexcept {
-    std::lock_guard guard(guard_);
+    const auto guard = detail::lock_settled(guard_, releasing_);
     return count_;
   }
 
   mutable pools::spinlock guard_;
-  std::ptrdiff_t count_;  // guarded by guard_
+  std::ptrdiff_t count_;    // guarded by guard_, as are the two below
+  bool releasing_ = false;  // the last done() is not done with the group yet (release_all)
   detail::wait_queue waiters_;
 };
 

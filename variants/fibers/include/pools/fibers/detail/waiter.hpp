@@ -30,10 +30,21 @@
 // Registering before the lock and checking the token under it closes the gap: a stop before the
 // check is seen by it (the stop flag is set before any callback runs); a stop after it finds the
 // waiter queued. A cancelled waiter was unlinked by the callback, so it never touches the
-// primitive again. The callback does touch the primitive (its lock), so a waker that wakes
-// several waiters (wake_all: close, notify_all, the last count_down, a promise's value) first
-// deregisters the callbacks of all it took, outside the lock: after that none can be on its way
-// to the primitive when a woken waiter destroys it (a latch's last waiter often does).
+// primitive again. The callback does touch the primitive (its lock), so a waker first
+// deregisters the callbacks of the waiters it took, outside the lock: after that none can be on
+// its way to the primitive when someone who saw the wake-up destroys it. That is a woken waiter
+// (a latch's last waiter often does) or the waker itself: a channel's sender whose value was
+// taken, a notifier, may destroy the primitive the moment it returns, before the woken waiter
+// runs. wake_all (close, notify_all, the last count_down, a promise's value) does it for a list;
+// wake_one (a channel transfer, notify_one) for one waiter.
+//
+// A release that a thread can see without being woken — a latch at zero (try_wait, or a wait that
+// arrives then), a wait_group at zero, a closed channel — needs one step more: such a thread may
+// destroy the primitive as soon as it sees the release, while the releaser is still deregistering
+// the callbacks (one may be on its way to the lock). So the release is not visible until that is
+// done: release_all() marks it in progress (`releasing`), deregisters outside the lock, and clears
+// the mark under the lock as its last touch of the primitive; every other operation takes the lock
+// through lock_settled(), which waits out a release in progress.
 #pragma once
 
 #include <pools/spinlock.hpp>
@@ -45,6 +56,7 @@
 #include <mutex>
 #include <optional>
 #include <stop_token>
+#include <thread>
 #include <type_traits>
 
 namespace pools::fibers::detail {
@@ -214,6 +226,16 @@ inline void drop_stop_callbacks(waiter* list) noexcept {
   for (waiter* w = list; w != nullptr; w = w->next) w->on_stop.reset();
 }
 
+/// wake() for one cancellable waiter taken under the lock (pop_claimed()), after the lock is
+/// released: its stop callback goes first, as in wake_all(). The waker may return and destroy the
+/// primitive as soon as it has woken the waiter, which may not run for a while: a callback still
+/// registered until then would lock the destroyed primitive on a stop. (A waiter that is never
+/// cancellable, as in mutex::lock, has no callback: wake() alone is enough there.)
+inline void wake_one(waiter& w) noexcept {
+  w.on_stop.reset();  // waits for a callback running elsewhere (it finds w taken)
+  wake(w);
+}
+
 /// wake() for a list from take_all_claimed(), after the lock is released; reads each link before
 /// waking its owner. The stop callbacks of all of them go first: none may still be on its way to
 /// the primitive's lock once any of them runs again (and perhaps destroys the primitive).
@@ -224,6 +246,36 @@ inline void wake_all(waiter* list) noexcept {
     wake(*list);
     list = next;
   }
+}
+
+/// Takes a primitive's `lock` for an operation that may see a release (see the top of this
+/// file): while a release_all() is in progress it lets go and retries. The wait is short: the
+/// releaser only deregisters stop callbacks, each of which needs this lock at most briefly.
+inline std::unique_lock<pools::spinlock> lock_settled(pools::spinlock& lock, const bool& releasing) {
+  std::unique_lock guard(lock);
+  while (releasing) {
+    guard.unlock();
+    std::this_thread::yield();
+    guard.lock();
+  }
+  return guard;
+}
+
+/// Ends a release that others may see without being woken: `guard` holds the primitive's lock,
+/// under which the release was recorded and `list` taken (take_all_claimed). The callbacks of the
+/// list are deregistered before the release becomes visible (`releasing` is cleared), and that
+/// clearing, under the lock, is the last touch of the primitive: afterwards only the waiters are
+/// woken, each alive until then.
+inline void release_all(std::unique_lock<pools::spinlock>& guard, bool& releasing, waiter* list) noexcept {
+  if (list != nullptr) {
+    releasing = true;  // lock_settled() callers wait from here
+    guard.unlock();    // a callback on its way to the lock gets it, finds its waiter taken, ends
+    drop_stop_callbacks(list);
+    guard.lock();
+    releasing = false;
+  }
+  guard.unlock();  // the release is visible from here: *this may be destroyed
+  wake_all(list);
 }
 
 /// Blocks until wake(w). `lock` holds the primitive's spinlock, in which `w` is enqueued (and
