@@ -28,9 +28,13 @@
 #     path the compiler found it, the macros set on the command line, the branches taken;
 #   - the raw content of every file named in the preprocessed text (comments and NOLINT markers,
 #     macro definitions, layout: what -E drops), and whether HeaderFilterRegex selects its path.
-# So a change to a header re-checks exactly the TUs that include it. Paths under the checkout are
-# hashed relative to it (a fresh clone elsewhere reuses the cache); paths outside stay absolute.
-# A TU whose compiler is not Clang, or whose preprocessing fails, is never cached.
+# That is everything clang-tidy reads (the tool, its configuration, its flags, each file and where
+# it was found), so a stale "clean" would need a change to none of it; and a change to a header
+# re-checks exactly the TUs that include it. Preprocessing costs a small part of clang-tidy's own
+# parse of the same TU. Paths under the checkout are hashed relative to it (a fresh clone elsewhere
+# reuses the cache; HeaderFilterRegex's verdict on each full path is in the key); paths outside
+# stay absolute. A TU whose compiler is not Clang, or whose preprocessing fails, is never cached.
+# The summary line says how many TUs came from the cache.
 # The cache is ${XDG_CACHE_HOME:-$HOME/.cache}/pools-tidy; POOLS_TIDY_CACHE=DIR moves it and
 # POOLS_TIDY_CACHE=off turns it off. An entry not used for 30 days is removed.
 set -euo pipefail
@@ -56,7 +60,7 @@ for f in "${all[@]}"; do
   if [[ $f == */tests/* || $f == course/*/check.cpp ]]; then tests+=("$f"); else code+=("$f"); fi
 done
 
-cache=${POOLS_TIDY_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/pools-tidy}
+cache=${POOLS_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pools-tidy}
 if [[ $cache != off ]]; then
   mkdir -p "$cache" || { echo "tidy.sh: cannot create the cache folder $cache (POOLS_TIDY_CACHE)" >&2; exit 2; }
 fi
