@@ -259,8 +259,11 @@ if cache != "off":
     for d in os.scandir(cache):
         if d.is_dir() and len(d.name) == 2:
             for e in os.scandir(d.path):
-                if e.stat().st_mtime < month_ago:
-                    os.remove(e.path)
+                try:
+                    if e.stat().st_mtime < month_ago:
+                        os.remove(e.path)
+                except FileNotFoundError:
+                    pass  # renamed or removed by a run beside this one
 sys.exit(3 if failed else 0)
 PY
 if [[ $rc -ne 0 && $rc -ne 3 ]]; then
