@@ -29,6 +29,7 @@
 #include <pools/coroutines/detail/resumer.hpp>
 #include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/task.hpp>
+#include <pools/detail/lock_settled.hpp>
 
 #include <coroutine>
 #include <cstddef>
@@ -38,7 +39,6 @@
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
-#include <thread>
 #include <utility>
 
 namespace pools::coroutines {
@@ -292,15 +292,7 @@ class channel {
   // Locks mutex_ for an operation that may see "closed": waits out a close() that is still
   // deregistering its waiters' stop callbacks (close() says why). The stop callbacks themselves
   // lock mutex_ directly: close() waits for them.
-  std::unique_lock<std::mutex> lock_settled() const {
-    std::unique_lock lock(mutex_);
-    while (closing_) {
-      lock.unlock();
-      std::this_thread::yield();
-      lock.lock();
-    }
-    return lock;
-  }
+  std::unique_lock<std::mutex> lock_settled() const { return pools::detail::lock_settled(mutex_, closing_); }
 
   const std::size_t capacity_;
   mutable std::mutex mutex_;

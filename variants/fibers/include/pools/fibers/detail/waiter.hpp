@@ -47,6 +47,7 @@
 // through lock_settled(), which waits out a release in progress.
 #pragma once
 
+#include <pools/detail/lock_settled.hpp>
 #include <pools/spinlock.hpp>
 
 #include <atomic>
@@ -56,7 +57,6 @@
 #include <mutex>
 #include <optional>
 #include <stop_token>
-#include <thread>
 #include <type_traits>
 
 namespace pools::fibers::detail {
@@ -248,18 +248,9 @@ inline void wake_all(waiter* list) noexcept {
   }
 }
 
-/// Takes a primitive's `lock` for an operation that may see a release (see the top of this
-/// file): while a release_all() is in progress it lets go and retries. The wait is short: the
-/// releaser only deregisters stop callbacks, each of which needs this lock at most briefly.
-inline std::unique_lock<pools::spinlock> lock_settled(pools::spinlock& lock, const bool& releasing) {
-  std::unique_lock guard(lock);
-  while (releasing) {
-    guard.unlock();
-    std::this_thread::yield();
-    guard.lock();
-  }
-  return guard;
-}
+// lock_settled(lock, releasing): takes a primitive's lock for an operation that may see a release
+// (see the top of this file), waiting out a release_all() in progress (pools/detail/lock_settled.hpp).
+using pools::detail::lock_settled;
 
 /// Ends a release that others may see without being woken: `guard` holds the primitive's lock,
 /// under which the release was recorded and `list` taken (take_all_claimed). The callbacks of the
