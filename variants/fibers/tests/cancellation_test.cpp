@@ -464,6 +464,33 @@ pools::fibers::pool_options one_worker() {
   return o;
 }
 
+// What the two harnesses below share: on `b` (one worker), a fiber waits on `p` under `source`'s
+// token, and once it has suspended b's only worker is held busy until `release`, so that fiber,
+// even once woken, cannot run (and leave the wait) before then. Returns its join handle: 1 when
+// the wait ended by a wake-up, 0 when by the stop.
+template <class Primitive, class Wait>
+auto held_cancellable_waiter(pf::thread_pool& b, Primitive& p, Wait& wait, std::stop_source& source,
+                             std::atomic<bool>& release) {
+  std::atomic<int> started{0};  // both flags are done with once this returns
+  std::atomic<bool> holding{false};
+  auto cancellable = b.spawn(source.get_token(), [&started, &wait, &p] {
+    started.fetch_add(1);
+    try {
+      wait(p);
+    } catch (const pf::operation_cancelled&) {
+      return 0;  // only if the stop came first
+    }
+    return 1;
+  });
+  REQUIRE(eventually([&] { return started.load() == 1; }));
+  b.post([&holding, &release] {  // runs once the cancellable waiter has suspended: b has one worker
+    holding = true;
+    while (!release.load()) std::this_thread::sleep_for(20us);  // blocks b's worker on purpose
+  });
+  REQUIRE(eventually([&] { return holding.load(); }));
+  return cancellable;
+}
+
 // The use-after-free the coroutines' async_event and channel once had, made to happen every
 // round: two waiters on one primitive, a cancellable one (pool b) and a plain one (pool a). One
 // wake-up (`wake`) takes both. b's only worker is held busy meanwhile, so the cancellable waiter,
@@ -478,23 +505,8 @@ int destroy_then_stop(Wait wait, Wake wake, int rounds) {
   for (int round = 0; round < rounds; ++round) {
     auto* p = new Primitive(1);
     std::stop_source source;
-    std::atomic<int> started{0};
-    std::atomic<bool> holding{false}, release{false};
-    auto cancellable = b.spawn(source.get_token(), [&, p] {
-      started.fetch_add(1);
-      try {
-        wait(*p);
-      } catch (const pf::operation_cancelled&) {
-        return 0;  // only if the stop came first
-      }
-      return 1;
-    });
-    REQUIRE(eventually([&] { return started.load() == 1; }));
-    b.post([&] {  // runs once the cancellable waiter has suspended: b has one worker
-      holding = true;
-      while (!release.load()) std::this_thread::sleep_for(20us);  // blocks b's worker on purpose
-    });
-    REQUIRE(eventually([&] { return holding.load(); }));
+    std::atomic<bool> release{false};
+    auto cancellable = held_cancellable_waiter(b, *p, wait, source, release);
     auto plain = a.spawn([&, p] {
       wait(*p);
       delete p;
@@ -538,23 +550,8 @@ int woken_one_then_stop(Wait wait, Wake wake, int rounds) {
   for (int round = 0; round < rounds; ++round) {
     auto* p = new Primitive();
     std::stop_source source;
-    std::atomic<int> started{0};
-    std::atomic<bool> holding{false}, release{false};
-    auto cancellable = b.spawn(source.get_token(), [&, p] {
-      started.fetch_add(1);
-      try {
-        wait(*p);
-      } catch (const pf::operation_cancelled&) {
-        return 0;  // only if the stop came first
-      }
-      return 1;
-    });
-    REQUIRE(eventually([&] { return started.load() == 1; }));
-    b.post([&] {  // runs once the cancellable waiter has suspended: b has one worker
-      holding = true;
-      while (!release.load()) std::this_thread::sleep_for(20us);  // blocks b's worker on purpose
-    });
-    REQUIRE(eventually([&] { return holding.load(); }));
+    std::atomic<bool> release{false};
+    auto cancellable = held_cancellable_waiter(b, *p, wait, source, release);
     a.spawn([&, p] {
        wake(*p);  // hands over to the waiter, which is then done with p as far as we can tell
        delete p;
