@@ -61,8 +61,8 @@ void requeue_self(context* from, void*) noexcept {
 // The child runs under its own stop token, not the joiner's: a task spawned without one reads
 // none, whether a worker or its joiner runs it (the one of a spawn(token, f) is set by its
 // callable, stop_scope.hpp).
-// Inlined into its two callers in wait_for_task, as before it carried the token: a call here costs
-// about 20 instructions per inline join (bench/instructions.py, fibers/fork_join).
+// Inlined into its two callers in wait_for_task: an out-of-line call costs about 20 instructions
+// per inline join (bench/instructions.py, fibers/fork_join).
 [[gnu::always_inline]] inline void run_inline(task_base& t, worker& w) noexcept {
 #if POOLS_TRACE
   const trace_slice slice = trace_begin(*current_worker(), POOLS_TRACE_ID(&t));
