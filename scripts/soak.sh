@@ -12,7 +12,8 @@
 # --threads N (2), --quick (--warmup 5 --duration 20 --sample 1, memory not judged), --out DIR
 # (default /tmp/pools-soak-<time>: the table, each server's stderr, wrk output, memory samples).
 #
-# Per server, all at once, for --duration seconds after --warmup seconds of the same load:
+# Every server named at once, each under its own load, for --duration seconds after --warmup
+# seconds of the same load:
 #   wrk  /plaintext                        -t1 -c16, keep-alive
 #   wrk  /plaintext, pipelined 16 deep     -t1 -c8, bench/http/pipeline.lua
 #   wrk  /sleep?ms=10                      -t1 -c32
@@ -50,7 +51,7 @@ cd "$(dirname "$0")/.."
 command -v wrk >/dev/null || { echo "soak.sh: wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "soak.sh: python3 is not installed" >&2; exit 2; }
 exec python3 - "$@" <<'PYTHON'
-import argparse, datetime, os, re, signal, socket, struct, subprocess, sys, threading, time
+import argparse, concurrent.futures, datetime, os, re, signal, socket, struct, subprocess, sys, threading, time
 
 VARIANTS = ["coroutines", "fibers", "futures", "reactor"]
 
@@ -314,9 +315,12 @@ def soak(name):
     r["ok"] = (r["failed"] == 0 and r["bad_wrong"] == 0 and r["rss_ok"] and r["open"] == 0 and code == 0)
     return r
 
-print(f"soak: {', '.join(names)}; {args.warmup} s warm-up + {args.duration} s each, --threads {args.threads}; "
+print(f"soak: {', '.join(names)}; {args.warmup} s warm-up + {args.duration} s, all at once, --threads {args.threads}; "
       f"commit {commit}; output in {out}", flush=True)
-rows = [soak(n) for n in names]
+# Every server at once, each with its own load (as four soaks started side by side would run):
+# one thread per server, the rows in the order named.
+with concurrent.futures.ThreadPoolExecutor(max_workers=len(names)) as ex:
+    rows = list(ex.map(soak, names))
 
 header = ("| server | valid requests | failed | bad requests (wrong status) | resets | RssAnon start → end KiB "
           "| RssAnon slope, 2nd half | VmRSS start → end KiB | VmHWM KiB | left open | exit on SIGTERM | verdict |\n"
