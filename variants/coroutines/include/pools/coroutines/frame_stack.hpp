@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+// pools/coroutines/frame_stack.hpp — coroutine frames bumped on a per-worker stack of frames, for
+// stack_task (stack_task.hpp): an allocation is an add and a compare, a release a compare and a
+// store, and nothing is freed on the hot path.
+//
+// Fork/join creates and destroys frames in LIFO order: `stack_task a = f(), b = g();` allocates a
+// then b; the parent destroys its locals in reverse order, b then a, and a child's own children
+// are destroyed before the child ends. So each worker keeps a stack: a frame is pushed on the
+// worker's *current* stack and popped from the stack it was pushed on.
+//
+//     segment 0 (16 KiB)             segment 1 (32 KiB)        segments double; kept when empty
+//     [h|frame][h|frame][h|frame]..  [h|frame][h|frame]  top ─►
+//      h: a 16-byte header naming the frame's stack (or "heap", or "bottom of an abandoned stack")
+//
+//   allocate(n)   on the calling thread's current stack (a worker of a thread_pool has one, any
+//                 other thread none: its frames come from frame_allocator, marked "heap" in h)
+//   release(p, n) on the stack named in h; p must be its top frame, else std::terminate with a
+//                 message: a release out of order is a misuse, and must not corrupt silently.
+//
+// Who may touch a stack. A stack is written only by the worker whose current stack it is, while
+// that worker runs the *strand* that put frames there (the chain of coroutines it runs without
+// going back to other work: a fork runs its child inline, a child finishing with its parent
+// popped back runs the parent next). A frame on it can be freed on another thread only when its
+// owner (the coroutine that created it) runs on another thread: its continuation was stolen, or
+// it suspended and was resumed elsewhere. So whenever a worker leaves a strand that has not
+// finished, it first *abandons* its current stack if that is not empty (leave_strand()): the
+// stack now belongs to the frames on it, and the worker takes an empty stack from its cache (or a
+// new one). The three places where a worker leaves an unfinished strand:
+//   (a) a forked child finishes and its parent was taken (detail/fork_state.hpp, cases 2 and 3);
+//   (b) a parent waits at a join whose children are not all back (fork_scope.hpp, join_awaiter);
+//   (c) a stack_task awaits anything but another stack_task or a fork_scope's fork, call or join
+//       of one: a lock, an event, a timer, schedule(), a task<T> (stack_task.hpp, await_transform).
+// Each abandons *before* it publishes the strand's coroutines to other threads — before its
+// acq_rel arrival at the join counter in (a) and (b), before the awaitable's await_suspend (which
+// hands the coroutine to a waiter list, a timer, a queue) in (c). A thread that frees a frame of
+// the abandoned stack runs that frame's owner, so it acquired that publication (the counter's
+// arrival, the waiter list's lock): the worker's pushes and its abandonment happen before the
+// free, and the worker never touches the stack again. The frees that remain are still LIFO, and
+// ordered by happens-before among themselves (each owner frees after its children's arrivals).
+// The thread that frees the last frame of an abandoned stack recycles it: into its own cache if
+// it is a worker, else deletes it. A steal itself (a parent taken from the deque at a fork) needs
+// no abandonment: until its join, the thief frees no frame of the parent's that lies on the
+// victim's stack (the rule below), and the join is case (a) or (b) on one side or the other.
+//
+//       worker 1 (victim)                            worker 2 (thief)
+//       S1: [fib4][a:fib3][b:fib2][fib3's kids..]
+//       fib4 forks a, runs a ───────────steal────►  fib4's continuation: call(b), join
+//       a finishes; fib4 gone (case a):              b's frame stays on S1; b's kids go on S2
+//         abandon S1, take S3 from the cache         join: a not back (case b): abandon S2
+//         arrive at the join (acq_rel) ─────────┐     if non-empty, arrive (acq_rel)
+//       the last to arrive resumes fib4 ◄───────┘ and frees b, then a, from S1 (LIFO); the
+//       thread that frees S1's bottom frame puts S1 in its own cache.
+//
+// The rule this needs from the program (stack_task.hpp repeats it): between a fork and its join,
+// the parent destroys no stack_task it created before the fork (a stolen parent would free a frame
+// in the middle of the victim's live stack). Declaring the tasks before the fork_scope, as the
+// examples do, keeps it.
+//
+// Under AddressSanitizer, a released frame's bytes are poisoned until they are allocated again,
+// so a use after destroy is still reported.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pools::coroutines {
+
+struct frame_stack {
+  static constexpr std::size_t header_size = 16;  // keeps frames 16-aligned, as operator new's
+  static constexpr std::size_t first_segment = 16 * 1024;
+  static constexpr unsigned cache_limit = 8;  // empty stacks a thread keeps for later
+
+  static void* allocate(std::size_t size);
+  static void release(void* frame, std::size_t size) noexcept;
+
+  /// The calling worker leaves an unfinished strand: if its current stack holds frames, it gives
+  /// that stack up to them and takes an empty one (see the header comment). Free when empty or
+  /// when the thread has no stack.
+  static void leave_strand() noexcept;
+
+  /// Gives the calling thread a current stack (a pool's worker calls it when it starts).
+  static void attach_this_thread();
+  /// Gives it up again (when the worker stops): frees the empty stacks it holds; a stack that
+  /// still holds frames is abandoned to them.
+  static void detach_this_thread() noexcept;
+
+  /// The calling thread's counters since it started (for tests and the bench).
+  struct stats {
+    std::uint64_t stack_frames = 0;  // frames bumped on a stack
+    std::uint64_t heap_frames = 0;   // frames from frame_allocator (no current stack)
+    std::uint64_t abandoned = 0;     // stacks this thread gave up with frames on them
+    std::uint64_t recycled = 0;      // abandoned stacks whose last frame this thread freed
+  };
+  static stats this_thread_stats() noexcept;
+
+  /// Process-wide counts of stacks and segments (relaxed atomics, updated on slow paths only).
+  struct totals {
+    std::uint64_t stacks_created = 0;
+    std::uint64_t stacks_deleted = 0;
+    std::uint64_t segments_created = 0;
+  };
+  static totals process_totals() noexcept;
+};
+
+namespace detail {
+
+struct frame_segment {
+  frame_segment* prev;
+  frame_segment* next;  // kept when empty, reused when the stack grows again
+  char* prev_top;       // the previous segment's top when this one became current
+  char* end;
+  // The frames follow, from data() to end.
+  char* data() noexcept { return reinterpret_cast<char*>(this) + sizeof(frame_segment); }
+};
+static_assert(sizeof(frame_segment) % frame_stack::header_size == 0);
+
+struct alignas(8) stack_of_frames {
+  char* top;    // the next free byte of the current segment
+  char* limit;  // the end of the current segment
+  frame_segment* current;
+  frame_segment* first;
+  stack_of_frames* next_cached;  // in a thread's cache of empty stacks
+};
+
+// The header's word: the stack's address, with a tag in the low bits (stacks are 8-aligned).
+inline constexpr std::uintptr_t on_stack = 0;
+inline constexpr std::uintptr_t on_heap = 1;
+inline constexpr std::uintptr_t abandoned_bottom = 2;  // the last frame of an abandoned stack
+inline constexpr std::uintptr_t tag_mask = 3;
+
+// Plain data with constant initialisation, so `constinit thread_local` needs no guard on access.
+struct frame_stack_local {
+  stack_of_frames* current;  // null: not a worker, frames go to the heap
+  stack_of_frames* cache;    // empty stacks
+  unsigned cached;
+  bool attached;
+  frame_stack::stats stats;
+};
+
+extern constinit thread_local frame_stack_local tl_frame_stack;
+
+inline std::size_t frame_bytes(std::size_t size) noexcept {
+  return frame_stack::header_size + ((size + frame_stack::header_size - 1) & ~(frame_stack::header_size - 1));
+}
+
+void* frame_stack_allocate_slow(std::size_t size);
+void frame_stack_release_slow(void* frame, std::size_t size) noexcept;
+void frame_stack_abandon(frame_stack_local& local) noexcept;
+
+}  // namespace detail
+
+inline void* frame_stack::allocate(std::size_t size) {
+#if !defined(POOLS_ASAN)
+  detail::stack_of_frames* s = detail::tl_frame_stack.current;
+  if (s != nullptr) [[likely]] {
+    char* top = s->top;
+    const std::size_t n = detail::frame_bytes(size);
+    if (n <= static_cast<std::size_t>(s->limit - top)) [[likely]] {
+      s->top = top + n;
+      *reinterpret_cast<std::uintptr_t*>(top) = reinterpret_cast<std::uintptr_t>(s);  // on_stack
+      ++detail::tl_frame_stack.stats.stack_frames;
+      return top + header_size;
+    }
+  }
+#endif
+  return detail::frame_stack_allocate_slow(size);
+}
+
+inline void frame_stack::release(void* frame, std::size_t size) noexcept {
+#if !defined(POOLS_ASAN)
+  char* const header = static_cast<char*>(frame) - header_size;
+  const std::uintptr_t word = *reinterpret_cast<const std::uintptr_t*>(header);
+  if ((word & detail::tag_mask) == detail::on_stack) [[likely]] {
+    auto* s = reinterpret_cast<detail::stack_of_frames*>(word);
+    if (header + detail::frame_bytes(size) == s->top) [[likely]] {  // the top frame: pop it
+      s->top = header;
+      return;
+    }
+  }
+#endif
+  detail::frame_stack_release_slow(frame, size);
+}
+
+inline void frame_stack::leave_strand() noexcept {
+  detail::frame_stack_local& local = detail::tl_frame_stack;
+  detail::stack_of_frames* s = local.current;
+  // Empty: the top at the start of the first segment (a later segment left empty is found in the
+  // slow path). Nothing to give up then.
+  if (s != nullptr && s->top != s->first->data()) detail::frame_stack_abandon(local);
+}
+
+}  // namespace pools::coroutines
