@@ -23,7 +23,9 @@
 namespace pools::coroutines {
 namespace detail {
 
-constinit thread_local frame_stack_local tl_frame_stack{};
+constinit stack_of_frames no_stack{};
+constinit stack_of_frames heap_marker{};
+constinit thread_local frame_stack_local tl_frame_stack{&no_stack, nullptr, 0, false, {}};
 
 namespace {
 
@@ -47,10 +49,19 @@ std::size_t segment_bytes(const frame_segment* seg) noexcept {
   return static_cast<std::size_t>(seg->end - reinterpret_cast<const char*>(seg));
 }
 
+// A segment's first frame address and its limit (stack_of_frames: top and limit).
+char* first_frame(frame_segment* seg) noexcept {
+  return seg->data() + frame_stack::header_size;
+}
+char* limit_of(frame_segment* seg) noexcept {
+  return seg->end + frame_stack::header_size;
+}
+
 void reset(stack_of_frames& s) noexcept {
   s.current = s.first;
-  s.top = s.first->data();
-  s.limit = s.first->end;
+  s.base = first_frame(s.first);
+  s.top = s.base;
+  s.limit = limit_of(s.first);
 }
 
 stack_of_frames* new_stack() {
@@ -81,16 +92,16 @@ void delete_stack(stack_of_frames* s) noexcept {
 // Steps down over segments left empty at the top (a release that emptied a segment leaves `top`
 // at its start; the next allocation may use it again, or the next release steps down here).
 void step_down(stack_of_frames& s) noexcept {
-  while (s.top == s.current->data() && s.current->prev != nullptr) {
+  while (s.top == first_frame(s.current) && s.current->prev != nullptr) {
     s.top = s.current->prev_top;
     s.current = s.current->prev;
-    s.limit = s.current->end;
+    s.limit = limit_of(s.current);
   }
 }
 
 bool empty_after_step_down(stack_of_frames& s) noexcept {
   step_down(s);
-  return s.top == s.first->data();
+  return s.top == s.base;
 }
 
 // An empty stack whose owner is gone: to this thread's cache if it is a worker with room, else
@@ -116,11 +127,11 @@ stack_of_frames* take_stack(frame_stack_local& local) {
 }
 
 void* bump(stack_of_frames& s, std::size_t n) noexcept {
-  char* top = s.top;
-  s.top = top + n;
-  POOLS_UNPOISON(top, n);
-  *reinterpret_cast<std::uintptr_t*>(top) = reinterpret_cast<std::uintptr_t>(&s) | on_stack;
-  return top + frame_stack::header_size;
+  char* frame = s.top;
+  s.top = frame + n;
+  POOLS_UNPOISON(frame - frame_stack::header_size, n);
+  *reinterpret_cast<stack_of_frames**>(frame - frame_stack::header_size) = &s;
+  return frame;
 }
 
 // Tags the bottom frame of a stack given up with frames on it: the first frame of the lowest
@@ -128,8 +139,8 @@ void* bump(stack_of_frames& s, std::size_t n) noexcept {
 // on to the next). Its release, the stack's last, then takes the slow path and recycles the stack.
 void mark_bottom(stack_of_frames& s) noexcept {
   frame_segment* seg = s.first;
-  while (seg != s.current && seg->next->prev_top == seg->data()) seg = seg->next;
-  *reinterpret_cast<std::uintptr_t*>(seg->data()) |= abandoned_bottom;
+  while (seg != s.current && seg->next->prev_top == first_frame(seg)) seg = seg->next;
+  *reinterpret_cast<char***>(seg->data()) = &s.never;  // the header of the segment's first frame
 }
 
 [[noreturn]] void misuse(const char* what) noexcept {
@@ -144,20 +155,19 @@ void* frame_stack_allocate_slow(std::size_t size) {
   frame_stack_local& local = tl_frame_stack;
   stack_of_frames* s = local.current;
   const std::size_t n = frame_bytes(size);
-  if (s == nullptr) {
+  if (s == &no_stack) {
     // Not a worker: a frame from the heap, marked so for its release.
     char* p = static_cast<char*>(frame_allocator::allocate(n));
-    *reinterpret_cast<std::uintptr_t*>(p) = on_heap;
+    *reinterpret_cast<stack_of_frames**>(p) = &heap_marker;
     ++local.stats.heap_frames;
     return p + frame_stack::header_size;
   }
-  ++local.stats.stack_frames;
   if (n <= static_cast<std::size_t>(s->limit - s->top)) return bump(*s, n);  // (the ASan build)
   // The current segment is full: go on in the next one, kept from earlier growth when it is big
   // enough, else a new one twice the size (or as big as the frame needs), linked in after this.
   frame_segment* cur = s->current;
   frame_segment* next = cur->next;
-  if (next == nullptr || static_cast<std::size_t>(next->end - next->data()) < n) {
+  if (next == nullptr || static_cast<std::size_t>(limit_of(next) - first_frame(next)) < n) {
     const std::size_t bytes = std::max(2 * segment_bytes(cur), sizeof(frame_segment) + n);
     frame_segment* grown = new_segment(bytes);
     grown->next = next;
@@ -168,31 +178,32 @@ void* frame_stack_allocate_slow(std::size_t size) {
   }
   next->prev_top = s->top;
   s->current = next;
-  s->top = next->data();
-  s->limit = next->end;
+  s->top = first_frame(next);
+  s->limit = limit_of(next);
   return bump(*s, n);
 }
 
 void frame_stack_release_slow(void* frame, std::size_t size) noexcept {
-  char* const header = static_cast<char*>(frame) - frame_stack::header_size;
-  const std::uintptr_t word = *reinterpret_cast<const std::uintptr_t*>(header);
+  char* const f = static_cast<char*>(frame);
+  const auto word = *reinterpret_cast<const std::uintptr_t*>(f - frame_stack::header_size);
   const std::size_t n = frame_bytes(size);
-  if ((word & tag_mask) == on_heap) {
-    frame_allocator::release(header, n);
+  if (word == reinterpret_cast<std::uintptr_t>(&heap_marker)) {
+    frame_allocator::release(f - frame_stack::header_size, n);
     return;
   }
-  auto* s = reinterpret_cast<stack_of_frames*>(word & ~tag_mask);
-  if (header + n != s->top) {
+  const bool bottom = word % alignof(stack_of_frames) == never_offset;
+  auto* s = reinterpret_cast<stack_of_frames*>(bottom ? word - never_offset : word);
+  if (f + n != s->top) {
     // Not at the top of the current segment: the frame may end the segment below an emptied one.
     step_down(*s);
-    if (header + n != s->top)
+    if (f + n != s->top)
       misuse(
           "a frame was released that is not the top of its stack (stack_task frames must be destroyed in "
           "the reverse order of their creation; see stack_task.hpp)");
   }
-  s->top = header;
-  POOLS_POISON(header, n);
-  if ((word & tag_mask) == abandoned_bottom) {
+  s->top = f;
+  POOLS_POISON(f - frame_stack::header_size, n);
+  if (bottom) {
     // The last frame of an abandoned stack: nobody owns it any more.
     if (!empty_after_step_down(*s))
       misuse("the bottom frame of an abandoned stack was released before the others");
@@ -220,14 +231,14 @@ void frame_stack_abandon(frame_stack_local& local) noexcept {
 
 void frame_stack::attach_this_thread() {
   detail::frame_stack_local& local = detail::tl_frame_stack;
-  if (local.current != nullptr) return;
+  if (local.current != &detail::no_stack) return;
   local.attached = true;
   local.current = detail::take_stack(local);
 }
 
 void frame_stack::detach_this_thread() noexcept {
   detail::frame_stack_local& local = detail::tl_frame_stack;
-  if (detail::stack_of_frames* s = local.current) {
+  if (detail::stack_of_frames* s = local.current; s != &detail::no_stack) {
     if (detail::empty_after_step_down(*s)) {
       detail::delete_stack(s);
     } else {
@@ -235,7 +246,7 @@ void frame_stack::detach_this_thread() noexcept {
       detail::mark_bottom(*s);
       ++local.stats.abandoned;
     }
-    local.current = nullptr;
+    local.current = &detail::no_stack;
   }
   while (detail::stack_of_frames* s = local.cache) {
     local.cache = s->next_cached;
@@ -247,6 +258,10 @@ void frame_stack::detach_this_thread() noexcept {
 
 frame_stack::stats frame_stack::this_thread_stats() noexcept {
   return detail::tl_frame_stack.stats;
+}
+
+bool frame_stack::this_thread_has_stack() noexcept {
+  return detail::tl_frame_stack.current != &detail::no_stack;
 }
 
 frame_stack::totals frame_stack::process_totals() noexcept {

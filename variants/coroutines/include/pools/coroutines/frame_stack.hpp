@@ -60,7 +60,7 @@
 // so a use after destroy is still reported.
 #pragma once
 
-#include <cstddef>
+#include <cstddef>  // offsetof
 #include <cstdint>
 
 namespace pools::coroutines {
@@ -86,12 +86,13 @@ struct frame_stack {
 
   /// The calling thread's counters since it started (for tests and the bench).
   struct stats {
-    std::uint64_t stack_frames = 0;  // frames bumped on a stack
-    std::uint64_t heap_frames = 0;   // frames from frame_allocator (no current stack)
-    std::uint64_t abandoned = 0;     // stacks this thread gave up with frames on them
-    std::uint64_t recycled = 0;      // abandoned stacks whose last frame this thread freed
+    std::uint64_t heap_frames = 0;  // frames from frame_allocator (no current stack)
+    std::uint64_t abandoned = 0;    // stacks this thread gave up with frames on them
+    std::uint64_t recycled = 0;     // abandoned stacks whose last frame this thread freed
   };
   static stats this_thread_stats() noexcept;
+  /// Whether the calling thread has a current stack (a worker of a thread_pool).
+  static bool this_thread_has_stack() noexcept;
 
   /// Process-wide counts of stacks and segments (relaxed atomics, updated on slow paths only).
   struct totals {
@@ -114,23 +115,39 @@ struct frame_segment {
 };
 static_assert(sizeof(frame_segment) % frame_stack::header_size == 0);
 
-struct alignas(8) stack_of_frames {
-  char* top;    // the next free byte of the current segment
-  char* limit;  // the end of the current segment
+// A stack. `top` is where the *next frame* would start, 16 bytes past the next header: the
+// allocation returns it as it is and writes the header below it, and a release compares the
+// frame's end with it (both one instruction less than with `top` at the header). 64-aligned, so
+// that a header word pointing at `never` (offset 48) is told apart from one pointing at the stack.
+struct alignas(64) stack_of_frames {
+  char* top;    // the next frame's address in the current segment
+  char* limit;  // the current segment's end + header_size: a frame fits when its end <= limit
+  char* base;   // the first frame's address in the first segment: top == base when empty
   frame_segment* current;
   frame_segment* first;
   stack_of_frames* next_cached;  // in a thread's cache of empty stacks
+  char* never = nullptr;         // a top no frame ends at (see the header words below)
 };
 
-// The header's word: the stack's address, with a tag in the low bits (stacks are 8-aligned).
-inline constexpr std::uintptr_t on_stack = 0;
-inline constexpr std::uintptr_t on_heap = 1;
-inline constexpr std::uintptr_t abandoned_bottom = 2;  // the last frame of an abandoned stack
-inline constexpr std::uintptr_t tag_mask = 3;
+// The header's word, read by release(), which compares the frame's end with the word's target:
+//   a stack's address            the frame lies on that stack (its target is the stack's top);
+//   the address of its `never`   the bottom frame of a stack given up to its frames: never equal,
+//                                so its release (the stack's last) takes the slow path, which
+//                                recycles the stack;
+//   &heap_marker                 a frame from the heap (a thread with no stack): never equal.
+// One load and one compare tell all three apart on the fast path; no tag bits to test.
+extern constinit stack_of_frames heap_marker;
+inline constexpr std::uintptr_t never_offset = offsetof(stack_of_frames, never);
+static_assert(never_offset % alignof(stack_of_frames) != 0);
+
+// The "current stack" of a thread that has none: every pointer null, so no frame fits (the
+// allocation's one bound check sends it to the slow path, which takes the heap) and it is always
+// empty (leave_strand does nothing). It saves the fast path a test for "no stack".
+extern constinit stack_of_frames no_stack;
 
 // Plain data with constant initialisation, so `constinit thread_local` needs no guard on access.
 struct frame_stack_local {
-  stack_of_frames* current;  // null: not a worker, frames go to the heap
+  stack_of_frames* current;  // &no_stack: not a worker, frames go to the heap
   stack_of_frames* cache;    // empty stacks
   unsigned cached;
   bool attached;
@@ -152,15 +169,14 @@ void frame_stack_abandon(frame_stack_local& local) noexcept;
 inline void* frame_stack::allocate(std::size_t size) {
 #if !defined(POOLS_ASAN)
   detail::stack_of_frames* s = detail::tl_frame_stack.current;
-  if (s != nullptr) [[likely]] {
-    char* top = s->top;
-    const std::size_t n = detail::frame_bytes(size);
-    if (n <= static_cast<std::size_t>(s->limit - top)) [[likely]] {
-      s->top = top + n;
-      *reinterpret_cast<std::uintptr_t*>(top) = reinterpret_cast<std::uintptr_t>(s);  // on_stack
-      ++detail::tl_frame_stack.stats.stack_frames;
-      return top + header_size;
-    }
+  char* const frame = s->top;
+  // Compared as addresses, not as a size against limit - top: one instruction less. (A segment
+  // ends far below the top of the address space, and no_stack's null + n is above its null limit.)
+  const auto end = reinterpret_cast<std::uintptr_t>(frame) + detail::frame_bytes(size);
+  if (end <= reinterpret_cast<std::uintptr_t>(s->limit)) [[likely]] {
+    s->top = reinterpret_cast<char*>(end);
+    *reinterpret_cast<detail::stack_of_frames**>(frame - header_size) = s;
+    return frame;
   }
 #endif
   return detail::frame_stack_allocate_slow(size);
@@ -168,14 +184,11 @@ inline void* frame_stack::allocate(std::size_t size) {
 
 inline void frame_stack::release(void* frame, std::size_t size) noexcept {
 #if !defined(POOLS_ASAN)
-  char* const header = static_cast<char*>(frame) - header_size;
-  const std::uintptr_t word = *reinterpret_cast<const std::uintptr_t*>(header);
-  if ((word & detail::tag_mask) == detail::on_stack) [[likely]] {
-    auto* s = reinterpret_cast<detail::stack_of_frames*>(word);
-    if (header + detail::frame_bytes(size) == s->top) [[likely]] {  // the top frame: pop it
-      s->top = header;
-      return;
-    }
+  char* const f = static_cast<char*>(frame);
+  char** const target = *reinterpret_cast<char***>(f - header_size);  // its stack's top, or a never
+  if (f + detail::frame_bytes(size) == *target) [[likely]] {          // the top frame: pop it
+    *target = f;
+    return;
   }
 #endif
   detail::frame_stack_release_slow(frame, size);
@@ -185,8 +198,8 @@ inline void frame_stack::leave_strand() noexcept {
   detail::frame_stack_local& local = detail::tl_frame_stack;
   detail::stack_of_frames* s = local.current;
   // Empty: the top at the start of the first segment (a later segment left empty is found in the
-  // slow path). Nothing to give up then.
-  if (s != nullptr && s->top != s->first->data()) detail::frame_stack_abandon(local);
+  // slow path), or no stack at all (no_stack). Nothing to give up then.
+  if (s->top != s->base) detail::frame_stack_abandon(local);
 }
 
 }  // namespace pools::coroutines

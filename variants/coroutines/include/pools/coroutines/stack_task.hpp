@@ -45,6 +45,7 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -96,11 +97,28 @@ class stack_promise final : public promise_result<T> {
   static void* operator new(std::size_t size) { return frame_stack::allocate(size); }
   static void operator delete(void* frame, std::size_t size) noexcept { frame_stack::release(frame, size); }
 
+  // What keeps the strand passes through unchanged (noexcept: nothing to unwind on the hot path).
+  template <class U>
+  stack_task<U>&& await_transform(stack_task<U>&& t) noexcept {
+    return std::move(t);
+  }
+  template <class U>
+  fork_scope::fork_awaiter<stack_promise<U>> await_transform(
+      fork_scope::fork_awaiter<stack_promise<U>> a) noexcept {
+    return a;
+  }
+  template <class U>
+  fork_scope::call_awaiter<stack_promise<U>> await_transform(
+      fork_scope::call_awaiter<stack_promise<U>> a) noexcept {
+    return a;
+  }
+  fork_scope::join_awaiter await_transform(fork_scope::join_awaiter a) noexcept { return a; }
+
+  // Anything else gives the stack up before it suspends.
   template <class A>
+    requires(!keeps_strand<std::remove_cvref_t<A>>)
   decltype(auto) await_transform(A&& a) {
-    if constexpr (keeps_strand<std::remove_cvref_t<A>>) {
-      return std::forward<A>(a);
-    } else if constexpr (has_member_co_await<A>) {
+    if constexpr (has_member_co_await<A>) {
       return leaving_strand<decltype(std::forward<A>(a).operator co_await())>{
           std::forward<A>(a).operator co_await()};
     } else if constexpr (has_free_co_await<A>) {
@@ -164,6 +182,40 @@ class [[nodiscard]] stack_task {
 
  private:
   handle_type h_;
+};
+
+/// Up to N stack_tasks made one after another and destroyed in reverse (LIFO, as their frames
+/// need), for a fan-out known only at run time (nqueens: a child per free column). Each task is
+/// constructed in place from the call that makes it, so nothing is moved:
+///   stack_task_array<std::uint64_t, 16> kids;
+///   for (int c = 0; c < n; ++c) if (ok(c)) kids.emplace([&] { return place(c); });
+template <class T, std::size_t N>
+class stack_task_array {
+ public:
+  stack_task_array() noexcept {}
+  stack_task_array(const stack_task_array&) = delete;
+  stack_task_array& operator=(const stack_task_array&) = delete;
+  ~stack_task_array() {
+    while (size_ > 0) (*this)[--size_].~stack_task();
+  }
+
+  /// Makes the next task: `make()` must return a stack_task<T> (a call of its coroutine).
+  template <class F>
+  stack_task<T>& emplace(F&& make) {
+    if (size_ == N) [[unlikely]]
+      detail::throw_invalid_task("pools::coroutines::stack_task_array: full");
+    auto* t = ::new (static_cast<void*>(slots_[size_])) stack_task<T>(std::forward<F>(make)());
+    ++size_;
+    return *t;
+  }
+  std::size_t size() const noexcept { return size_; }
+  stack_task<T>& operator[](std::size_t i) noexcept {
+    return *std::launder(reinterpret_cast<stack_task<T>*>(slots_[i]));
+  }
+
+ private:
+  alignas(stack_task<T>) unsigned char slots_[N][sizeof(stack_task<T>)];
+  std::size_t size_ = 0;
 };
 
 namespace detail {
