@@ -218,22 +218,26 @@ void frame_stack_abandon(frame_stack_local& local) noexcept {
   if (empty_after_step_down(*s)) return;
   mark_bottom(*s);
   ++local.stats.abandoned;
-  // A new stack may need memory. Without it the worker cannot go on keeping the rules (a frame
-  // of the next strand on the abandoned stack would be freed concurrently): terminate.
+  // A new stack may need memory. Without it this worker takes its frames from the heap from now
+  // on (no_stack), which keeps every rule: it touches no stack at all.
   try {
     local.current = take_stack(local);
-  } catch (...) {
-    misuse("out of memory for a new stack of frames");
+  } catch (const std::bad_alloc&) {
+    local.current = &no_stack;
   }
 }
 
 }  // namespace detail
 
-void frame_stack::attach_this_thread() {
+void frame_stack::attach_this_thread() noexcept {
   detail::frame_stack_local& local = detail::tl_frame_stack;
   if (local.current != &detail::no_stack) return;
   local.attached = true;
-  local.current = detail::take_stack(local);
+  try {
+    local.current = detail::take_stack(local);
+  } catch (const std::bad_alloc&) {
+    // No memory for a stack: this thread's frames come from the heap, as on any other thread.
+  }
 }
 
 void frame_stack::detach_this_thread() noexcept {

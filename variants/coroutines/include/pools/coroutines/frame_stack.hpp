@@ -10,7 +10,8 @@
 //
 //     segment 0 (16 KiB)             segment 1 (32 KiB)        segments double; kept when empty
 //     [h|frame][h|frame][h|frame]..  [h|frame][h|frame]  top ─►
-//      h: a 16-byte header naming the frame's stack (or "heap", or "bottom of an abandoned stack")
+//      h: a 16-byte header naming the frame's stack (or "heap", or "bottom of an abandoned stack":
+//         detail::stack_of_frames says how one word tells the three apart)
 //
 //   allocate(n)   on the calling thread's current stack (a worker of a thread_pool has one, any
 //                 other thread none: its frames come from frame_allocator, marked "heap" in h)
@@ -51,6 +52,18 @@
 //       the last to arrive resumes fib4 ◄───────┘ and frees b, then a, from S1 (LIFO); the
 //       thread that frees S1's bottom frame puts S1 in its own cache.
 //
+// Why a frame on a worker's current stack is freed by that worker only. The frame was pushed by
+// the worker in its current strand, by a stack_task O (only a stack_task runs one: stack_task.hpp),
+// and O frees it. Another thread runs O only if O was handed over: (1) O suspended at a join or
+// another awaitable and was resumed there — the worker gave the stack up first, (b) or (c); or
+// (2) O is a parent whose continuation a thief took at a fork. Then O frees nothing pushed before
+// the fork until its join (the rule below), and it passes its join only after every child
+// arrived; the child that ran on this worker arrived after the worker gave the stack up (a), or
+// it suspended before and the worker gave the stack up then (c). Either way the free comes after
+// a give-up the freeing thread acquired. Not the worker loop, nor the pop of the next item:
+// by the time a suspended coroutine's await_suspend returns, another thread may run it already,
+// so the give-up belongs before the publication, where (a), (b) and (c) put it.
+//
 // The rule this needs from the program (stack_task.hpp repeats it): between a fork and its join,
 // the parent destroys no stack_task it created before the fork (a stolen parent would free a frame
 // in the middle of the victim's live stack). Declaring the tasks before the fork_scope, as the
@@ -78,8 +91,9 @@ struct frame_stack {
   /// when the thread has no stack.
   static void leave_strand() noexcept;
 
-  /// Gives the calling thread a current stack (a pool's worker calls it when it starts).
-  static void attach_this_thread();
+  /// Gives the calling thread a current stack (a pool's worker calls it when it starts). Without
+  /// memory for one, the thread's frames come from the heap.
+  static void attach_this_thread() noexcept;
   /// Gives it up again (when the worker stops): frees the empty stacks it holds; a stack that
   /// still holds frames is abandoned to them.
   static void detach_this_thread() noexcept;
