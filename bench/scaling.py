@@ -67,7 +67,7 @@ THREAD_WORKLOADS = ["fib", "skynet", "submit"]
 # The pools that steal work, which the 2-thread speedup target is about. The textbook pools share
 # one queue; futures' tuned pool has one two-lock queue; the reactor gives each thread its own
 # io_context and never moves work; libgomp's tasks sit in one team-wide queue.
-WORK_STEALING = {"coroutines", "coroutines/nocache", "coroutines/workfirst", "fibers",
+WORK_STEALING = {"coroutines", "coroutines/nocache", "coroutines/workfirst", "coroutines/framestack", "fibers",
                  "tbb", "boost_fiber", "stdexec_pool"}
 # The scaling targets: speedup at 2 threads on fib, flat cost per task from fib 24 to 32, and at
 # most twice the time under 4x oversubscription (bench/README.md, "How cost grows").

@@ -7,7 +7,8 @@
 // workloads are instantiated with differs.
 //
 // Fork/join is written with co_await when_all(...) (help-first; work-first with fork_scope under
-// POOLS_BENCH_FORK=workfirst, below): one coroutine per call (fib, skynet, nqueens),
+// POOLS_BENCH_FORK=workfirst, and with fork_scope and stack_task under POOLS_BENCH_FORK=framestack,
+// below): one coroutine per call (fib, skynet, nqueens),
 // no cutoff, children forked onto the worker's deque for idle workers to steal. Each repetition
 // enters the pool from main with sync_wait. The executor workloads (submit, submit_future, wakeup)
 // go through post(), which is how code outside the pool hands it work; vector_fill splits the
@@ -112,17 +113,97 @@ pc::task<std::uint64_t> wf_nqueens(int n, queens_board board) {
   co_return sum;
 }
 
-// POOLS_BENCH_FORK=workfirst: fib, skynet and nqueens through fork_scope instead of when_all.
-bool work_first = false;
+// The same three, work-first with frames on the worker's stack of frames (stack_task.hpp; the
+// `framestack` line of flavours.txt, POOLS_BENCH_FORK=framestack): the same forks, calls and
+// joins as above. A stack_task is not assigned, so skynet's ten children are initialised in
+// place, and nqueens's in a stack_task_array (made in order, destroyed in reverse: LIFO).
+pc::stack_task<std::uint64_t> st_fib(int n) {
+  if (n < 2) co_return static_cast<std::uint64_t>(n);
+  pc::stack_task<std::uint64_t> a = st_fib(n - 1), b = st_fib(n - 2);
+  pc::fork_scope scope;
+  co_await scope.fork(a);
+  co_await scope.call(b);
+  co_await scope.join();
+  co_return co_await std::move(a) + co_await std::move(b);
+}
 
-pc::task<std::uint64_t> fib_root(int n) {
-  return work_first ? wf_fib(n) : fib(n);
+pc::stack_task<std::uint64_t> st_skynet(std::uint64_t first, std::uint64_t size);
+
+template <std::size_t... I>
+std::array<pc::stack_task<std::uint64_t>, sizeof...(I)> st_skynet_parts(std::uint64_t first,
+                                                                        std::uint64_t child,
+                                                                        std::index_sequence<I...>) {
+  return {st_skynet(first + I * child, child)...};
 }
-pc::task<std::uint64_t> skynet_root(std::uint64_t leaves) {
-  return work_first ? wf_skynet(0, leaves) : skynet(0, leaves);
+
+pc::stack_task<std::uint64_t> st_skynet(std::uint64_t first, std::uint64_t size) {
+  if (size == 1) co_return first;
+  const std::uint64_t child = size / skynet_fanout;
+  std::array<pc::stack_task<std::uint64_t>, skynet_fanout> parts =
+      st_skynet_parts(first, child, std::make_index_sequence<skynet_fanout>{});
+  pc::fork_scope scope;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) co_await scope.fork(parts[i]);
+  co_await scope.call(parts.back());
+  co_await scope.join();
+  std::uint64_t sum = 0;
+  for (auto& p : parts) sum += co_await std::move(p);
+  co_return sum;
 }
-pc::task<std::uint64_t> nqueens_root(int n) {
-  return work_first ? wf_nqueens(n, queens_board{}) : nqueens(n, queens_board{});
+
+pc::stack_task<std::uint64_t> st_nqueens(int n, queens_board board) {
+  if (board.row == n) co_return 1;
+  pc::stack_task_array<std::uint64_t, nqueens_max_n> children;
+  for (int c = 0; c < n; ++c) {
+    if (board.can_place(c)) children.emplace([&] { return st_nqueens(n, board.with(c)); });
+  }
+  const std::size_t k = children.size();
+  if (k == 0) co_return 0;
+  pc::fork_scope scope;
+  for (std::size_t i = 0; i + 1 < k; ++i) co_await scope.fork(children[i]);
+  co_await scope.call(children[k - 1]);
+  co_await scope.join();
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < k; ++i) sum += co_await std::move(children[i]);
+  co_return sum;
+}
+
+// POOLS_BENCH_FORK: fib, skynet and nqueens through when_all (helpfirst, the default), through
+// fork_scope (workfirst), or through fork_scope with stack_task (framestack).
+enum class fork_style { help_first, work_first, frame_stack };
+fork_style fork_with = fork_style::help_first;
+
+template <class Pool>
+std::uint64_t run_fib(Pool& pool, int n) {
+  switch (fork_with) {
+    case fork_style::frame_stack:
+      return pc::sync_wait(pool, st_fib(n));
+    case fork_style::work_first:
+      return pc::sync_wait(pool, wf_fib(n));
+    default:
+      return pc::sync_wait(pool, fib(n));
+  }
+}
+template <class Pool>
+std::uint64_t run_skynet(Pool& pool, std::uint64_t leaves) {
+  switch (fork_with) {
+    case fork_style::frame_stack:
+      return pc::sync_wait(pool, st_skynet(0, leaves));
+    case fork_style::work_first:
+      return pc::sync_wait(pool, wf_skynet(0, leaves));
+    default:
+      return pc::sync_wait(pool, skynet(0, leaves));
+  }
+}
+template <class Pool>
+std::uint64_t run_nqueens(Pool& pool, int n) {
+  switch (fork_with) {
+    case fork_style::frame_stack:
+      return pc::sync_wait(pool, st_nqueens(n, queens_board{}));
+    case fork_style::work_first:
+      return pc::sync_wait(pool, wf_nqueens(n, queens_board{}));
+    default:
+      return pc::sync_wait(pool, nqueens(n, queens_board{}));
+  }
 }
 
 pc::task<void> matmul(matrix_view c, matrix_view a, matrix_view b) {
@@ -239,14 +320,14 @@ prepare_fn memory_workload() {
 template <class Pool>
 void add_workloads(suite& s) {
   s.add("fib", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
-          check_fib(static_cast<int>(n), pc::sync_wait(pool, fib_root(static_cast<int>(n))));
+          check_fib(static_cast<int>(n), run_fib(pool, static_cast<int>(n)));
         }));
   s.add("skynet", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
           const auto leaves = static_cast<std::uint64_t>(n);
-          check_skynet(leaves, pc::sync_wait(pool, skynet_root(leaves)));
+          check_skynet(leaves, run_skynet(pool, leaves));
         }));
   s.add("nqueens", on_pool<Pool>([](Pool& pool, std::int64_t n, rep_timer&, metrics&) {
-          check_nqueens(static_cast<int>(n), pc::sync_wait(pool, nqueens_root(static_cast<int>(n))));
+          check_nqueens(static_cast<int>(n), run_nqueens(pool, static_cast<int>(n)));
         }));
   s.add("matmul", [](const params& p) -> repetition {
     std::shared_ptr<Pool> pool = make_pool<Pool>(p.threads);
@@ -278,16 +359,21 @@ std::string frame_cache_from_environment() {
   return "/nocache";
 }
 
-// POOLS_BENCH_FORK=workfirst (the `workfirst` line of flavours.txt): fork/join workloads through
-// fork_scope. Returns the suffix for the name.
+// POOLS_BENCH_FORK=workfirst or framestack (those lines of flavours.txt): fork/join workloads
+// through fork_scope, with task or stack_task. Returns the suffix for the name.
 std::string fork_style_from_environment() {
   const char* value = std::getenv("POOLS_BENCH_FORK");
   const std::string_view chosen = value == nullptr ? "helpfirst" : value;
   if (chosen == "helpfirst") return "";
-  if (chosen != "workfirst")
-    fail_usage(fmt::format("POOLS_BENCH_FORK='{}' is not a setting; use helpfirst or workfirst", chosen));
-  work_first = true;
-  return "/workfirst";
+  if (chosen == "workfirst") {
+    fork_with = fork_style::work_first;
+    return "/workfirst";
+  }
+  if (chosen != "framestack")
+    fail_usage(fmt::format("POOLS_BENCH_FORK='{}' is not a setting; use helpfirst, workfirst or framestack",
+                           chosen));
+  fork_with = fork_style::frame_stack;
+  return "/framestack";
 }
 
 }  // namespace

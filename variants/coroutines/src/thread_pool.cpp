@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The scheduler behind pools::coroutines::thread_pool: worker loop, stealing, parking, draining.
 // The protocol is summarised in thread_pool.hpp and drawn in the README ("Parking").
+#include <pools/coroutines/frame_stack.hpp>
 #include <pools/coroutines/thread_pool.hpp>
 #include <pools/cpu_relax.hpp>
 #include <pools/detail/seq_cst_fence.hpp>
@@ -137,8 +138,9 @@ bool thread_pool::all_finished() const noexcept {
 }
 
 void thread_pool::worker_main(detail::worker& w) {
-  detail::tl_worker = &w;       // this pool's fast paths (when_all's fork, finishing coroutines)
-  detail::tl_scheduler = this;  // what every pool sets (scheduler.hpp)
+  detail::tl_worker = &w;             // this pool's fast paths (when_all's fork, finishing coroutines)
+  frame_stack::attach_this_thread();  // stack_task frames go on this worker's stack of frames
+  detail::tl_scheduler = this;        // what every pool sets (scheduler.hpp)
   POOLS_TRACE_WORKER(this, "coroutines", w.index);
   void* h = nullptr;
   // A worker a waker chose (park() returned `woken`) starts as a searcher: submissions it may be
@@ -207,6 +209,7 @@ void thread_pool::worker_main(detail::worker& w) {
       case park_result::stop:
         detail::tl_worker = nullptr;
         detail::tl_scheduler = nullptr;
+        frame_stack::detach_this_thread();
         return;
     }
   }

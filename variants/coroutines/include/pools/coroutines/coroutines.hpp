@@ -11,6 +11,7 @@
 #include <pools/coroutines/operation_cancelled.hpp>
 #include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/sleep.hpp>
+#include <pools/coroutines/stack_task.hpp>
 #include <pools/coroutines/stop_token.hpp>
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/task.hpp>

@@ -33,6 +33,9 @@
 // is exactly that — visible, with an obvious lifetime. Free functions would have to put it in
 // every task's promise, also in the tasks that never fork.
 //
+// The children may be task<T> or stack_task<T> (stack_task.hpp: frames on the worker's stack of
+// frames instead of a free list); a stack_task child needs a stack_task parent.
+//
 // Rules (as for std::thread, whose join it mirrors):
 //  * join() before the scope ends. Between fork and join only the parent's own code runs; an
 //    exception it throws there (not a child's: see below) would leave a running child pointing at
@@ -49,6 +52,7 @@
 
 #include <pools/coroutines/detail/fork_state.hpp>
 #include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/frame_stack.hpp>
 #include <pools/coroutines/scheduler.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/coroutines/thread_pool.hpp>
@@ -68,13 +72,19 @@ class fork_scope {
     if (state_.counter().pending() != 0) std::terminate();  // a fork was not joined (see Rules)
   }
 
-  template <class T>
+  // Promise: the child's promise type, a task<T>'s or a stack_task<T>'s.
+  template <class Promise>
   struct fork_awaiter {
     detail::fork_state* state;
-    std::coroutine_handle<detail::task_promise<T>> child;
+    std::coroutine_handle<Promise> child;
 
     bool await_ready() const noexcept { return false; }
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
+    template <class Parent>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) {
+      static_assert(
+          detail::may_run_child<Parent, Promise>,
+          "a stack_task is forked or called only by a stack_task (stack_task.hpp: its frame lives on "
+          "its creator's stack of frames)");
       detail::worker* w = detail::tl_worker;
       scheduler* other = w != nullptr ? nullptr : current_scheduler();
       if (w == nullptr && other == nullptr) [[unlikely]]
@@ -83,7 +93,7 @@ class fork_scope {
             "coroutine with sync_wait, spawn or schedule())");
       // Locals only from here on: once the parent is in the deque a thief may resume it, and this
       // awaiter lives in the parent's frame.
-      const std::coroutine_handle<detail::task_promise<T>> c = child;
+      const std::coroutine_handle<Promise> c = child;
       detail::fork_state* s = state;
       c.promise().set_fork(s, parent);
       s->counter().forked();  // plain; published with the parent by the push (release)
@@ -108,13 +118,18 @@ class fork_scope {
     void await_resume() const noexcept {}
   };
 
-  template <class T>
+  template <class Promise>
   struct call_awaiter {
     detail::fork_state* state;
-    std::coroutine_handle<detail::task_promise<T>> child;
+    std::coroutine_handle<Promise> child;
 
     bool await_ready() const noexcept { return false; }
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) const noexcept {
+    template <class Parent>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Parent> parent) const noexcept {
+      static_assert(
+          detail::may_run_child<Parent, Promise>,
+          "a stack_task is forked or called only by a stack_task (stack_task.hpp: its frame lives on "
+          "its creator's stack of frames)");
       child.promise().set_continuation(parent);
       return child;
     }
@@ -132,6 +147,10 @@ class fork_scope {
     bool await_ready() const noexcept { return state->counter().pending() == 0; }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) const noexcept {
       detail::fork_state* s = state;
+      // The parent may go on elsewhere (the last child resumes it) and free the frames on this
+      // worker's stack: give the stack up before the arrival publishes them (frame_stack.hpp,
+      // case (b)).
+      frame_stack::leave_strand();
       if (s->counter().parent_arrives()) return parent;  // every child has arrived: go on
       // The last child resumes the parent (perhaps already, on another thread): run other work.
       return detail::next_local_work();
@@ -141,16 +160,16 @@ class fork_scope {
 
   /// Runs `t` now on this thread; the rest of this coroutine may be stolen meanwhile. `t` must be
   /// a task that has not started; it stays owned by the caller (read its result after join()).
-  template <class T>
-  [[nodiscard]] fork_awaiter<T> fork(task<T>& t) {
+  template <class Task>
+  [[nodiscard]] fork_awaiter<typename Task::promise_type> fork(Task& t) {
     require_unstarted(t);
     return {&state_, t.handle()};
   }
 
   /// Runs `t` now, as `co_await t` would, but keeps its exception for join(). Nothing is pushed:
   /// the last child of a fork/join needs no stealable continuation (its parent only joins next).
-  template <class T>
-  [[nodiscard]] call_awaiter<T> call(task<T>& t) {
+  template <class Task>
+  [[nodiscard]] call_awaiter<typename Task::promise_type> call(Task& t) {
     require_unstarted(t);
     return {&state_, t.handle()};
   }
@@ -159,8 +178,8 @@ class fork_scope {
   [[nodiscard]] join_awaiter join() noexcept { return {&state_}; }
 
  private:
-  template <class T>
-  static void require_unstarted(const task<T>& t) {
+  template <class Task>
+  static void require_unstarted(const Task& t) {
     if (!t.valid() || t.is_ready()) [[unlikely]]
       detail::throw_invalid_task("pools::coroutines::fork_scope: empty or finished task");
   }

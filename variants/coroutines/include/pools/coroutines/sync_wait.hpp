@@ -52,9 +52,10 @@ struct sync_root {
 };
 
 // Runs a task to completion without taking its result (sync_wait takes it on the caller's thread).
-template <class T>
+// Promise: a task<T>'s or a stack_task<T>'s.
+template <class Promise>
 struct completion_of {
-  std::coroutine_handle<task_promise<T>> h;
+  std::coroutine_handle<Promise> h;
   bool await_ready() const noexcept { return h.done(); }
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) const noexcept {
     h.promise().set_continuation(awaiting);
@@ -71,10 +72,32 @@ struct enqueue_on {
   void await_resume() const noexcept {}
 };
 
-template <class T>
-sync_root make_sync_root(scheduler& pool, std::coroutine_handle<task_promise<T>> h) {
+template <class Promise>
+sync_root make_sync_root(scheduler& pool, std::coroutine_handle<Promise> h) {
   co_await enqueue_on{pool};
-  co_await completion_of<T>{h};
+  co_await completion_of<Promise>{h};
+}
+
+// sync_wait's body for any task type: `h` is the task's (owned by the caller).
+template <class Promise>
+decltype(auto) run_to_completion(scheduler& pool, std::coroutine_handle<Promise> h) {
+  if (pool.on_worker_thread()) {
+    throw std::logic_error(
+        "pools::coroutines::sync_wait called on a worker of the same pool: it would block the worker the "
+        "task may need; co_await the task instead");
+  }
+  if (!h) throw std::invalid_argument("pools::coroutines::sync_wait: empty task");
+  pools::wait_group done(1);
+  auto root = make_sync_root<Promise>(pool, h).handle;
+  struct destroy_root {
+    std::coroutine_handle<sync_root::promise_type> h;
+    ~destroy_root() { h.destroy(); }
+  } guard{root};
+  root.promise().done = &done;
+  root.resume();  // runs up to schedule(), which queues it on the pool and returns here
+  done.wait();
+  if (root.promise().error) std::rethrow_exception(root.promise().error);
+  return h.promise().take_result();
 }
 
 }  // namespace detail
@@ -84,23 +107,15 @@ sync_root make_sync_root(scheduler& pool, std::coroutine_handle<task_promise<T>>
 /// for an empty task.
 template <class T>
 T sync_wait(scheduler& pool, task<T> t) {
-  if (pool.on_worker_thread()) {
-    throw std::logic_error(
-        "pools::coroutines::sync_wait called on a worker of the same pool: it would block the worker the "
-        "task may need; co_await the task instead");
-  }
-  if (!t.valid()) throw std::invalid_argument("pools::coroutines::sync_wait: empty task");
-  pools::wait_group done(1);
-  auto root = detail::make_sync_root<T>(pool, t.handle()).handle;
-  struct destroy_root {
-    std::coroutine_handle<detail::sync_root::promise_type> h;
-    ~destroy_root() { h.destroy(); }
-  } guard{root};
-  root.promise().done = &done;
-  root.resume();  // runs up to schedule(), which queues it on the pool and returns here
-  done.wait();
-  if (root.promise().error) std::rethrow_exception(root.promise().error);
-  return t.handle().promise().take_result();
+  return detail::run_to_completion(pool, t.handle());
+}
+
+/// The same for a stack_task (stack_task.hpp), which is not moved: the temporary `fib(30)` of
+/// `sync_wait(pool, fib(30))` lives until sync_wait returns. Made on a thread that is not a
+/// worker, its frame is on the heap; its children's frames go on the workers' stacks.
+template <class T>
+T sync_wait(scheduler& pool, stack_task<T>&& t) {
+  return detail::run_to_completion(pool, t.handle());
 }
 
 }  // namespace pools::coroutines

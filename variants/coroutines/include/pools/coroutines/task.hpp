@@ -45,6 +45,8 @@ namespace pools::coroutines {
 
 template <class T = void>
 class task;
+template <class T = void>
+class stack_task;  // stack_task.hpp: frames on the worker's stack of frames
 
 namespace detail {
 
@@ -147,11 +149,10 @@ const std::stop_token* stop_token_of(std::coroutine_handle<Promise> h) noexcept 
   }
 }
 
+// A task's result, or its exception: what task_promise and stack_task's promise share.
 template <class T>
-class task_promise final : public promise_base {
+class promise_result : public promise_base {
  public:
-  task<T> get_return_object() noexcept;
-
   template <class U = T>
     requires std::is_convertible_v<U&&, T>
   void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
@@ -169,9 +170,8 @@ class task_promise final : public promise_base {
 };
 
 template <class T>
-class task_promise<T&> final : public promise_base {
+class promise_result<T&> : public promise_base {
  public:
-  task<T&> get_return_object() noexcept;
   void return_value(T& value) noexcept { value_ = std::addressof(value); }
   T& take_result() {
     rethrow_if_exception();
@@ -183,11 +183,28 @@ class task_promise<T&> final : public promise_base {
 };
 
 template <>
-class task_promise<void> final : public promise_base {
+class promise_result<void> : public promise_base {
  public:
-  task<void> get_return_object() noexcept;
   void return_void() noexcept {}
   void take_result() { rethrow_if_exception(); }
+};
+
+template <class T>
+class stack_promise;  // stack_task.hpp
+template <class Promise>
+inline constexpr bool is_stack_promise = false;
+template <class T>
+inline constexpr bool is_stack_promise<stack_promise<T>> = true;
+/// Whether a coroutine with promise `Parent` may run a child with promise `Child` (co_await,
+/// fork, call): a stack_task only under a stack_task, which keeps its frames' lifetimes nested
+/// in the stack of frames (stack_task.hpp).
+template <class Parent, class Child>
+inline constexpr bool may_run_child = !is_stack_promise<Child> || is_stack_promise<Parent>;
+
+template <class T>
+class task_promise final : public promise_result<T> {
+ public:
+  task<T> get_return_object() noexcept;
 };
 
 }  // namespace detail
@@ -256,13 +273,6 @@ namespace detail {
 template <class T>
 task<T> task_promise<T>::get_return_object() noexcept {
   return task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
-}
-template <class T>
-task<T&> task_promise<T&>::get_return_object() noexcept {
-  return task<T&>(std::coroutine_handle<task_promise>::from_promise(*this));
-}
-inline task<void> task_promise<void>::get_return_object() noexcept {
-  return task<void>(std::coroutine_handle<task_promise>::from_promise(*this));
 }
 }  // namespace detail
 

@@ -174,6 +174,32 @@ class thread_pool final : public scheduler {
     start_counted(h);  // on std::bad_alloc the task is destroyed, not run
   }
 
+  /// A stack_task (stack_task.hpp) cannot be detached: its frame lives on its creator's stack of
+  /// frames and is freed in order with the creator's other frames. The same holds for try_spawn
+  /// and spawn_when_room.
+  template <class T>
+  void spawn(stack_task<T>&&) {
+    static_assert(
+        !std::is_same_v<T, T>,
+        "pools::coroutines::stack_task cannot be spawned: its frame lives on its creator's stack of "
+        "frames; co_await, fork or call it from a stack_task, or start it with sync_wait");
+  }
+  template <class T>
+  bool try_spawn(stack_task<T>&&) {
+    static_assert(
+        !std::is_same_v<T, T>,
+        "pools::coroutines::stack_task cannot be spawned: its frame lives on its creator's stack of "
+        "frames; co_await, fork or call it from a stack_task, or start it with sync_wait");
+    return false;
+  }
+  template <class T>
+  void spawn_when_room(stack_task<T>&&) {
+    static_assert(
+        !std::is_same_v<T, T>,
+        "pools::coroutines::stack_task cannot be spawned: its frame lives on its creator's stack of "
+        "frames; co_await, fork or call it from a stack_task, or start it with sync_wait");
+  }
+
   // ---- Bounded submission (back-pressure) ----------------------------------------------------
   // With a capacity set, at most that many *new detached tasks* wait to start: those of post and
   // spawn (and their try_ and when_room forms), from any thread. A task holds its place from its

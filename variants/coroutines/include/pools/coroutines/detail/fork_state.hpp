@@ -14,9 +14,14 @@
 //      arrive (child or parent) goes on with the parent, by symmetric transfer.
 //   3. As 2, but a fairness tick says to return to the worker loop first (pop_for_transfer takes
 //      nothing): the parent is then treated as taken, which is correct, only slower.
+// In cases 2 and 3 this worker leaves the strand the child ran in before it has finished (the
+// parent goes on elsewhere, or later): it gives up its stack of frames first if that holds
+// frames, *before* the arrival, whose release hands them to whoever resumes the parent
+// (frame_stack.hpp, case (a)).
 #pragma once
 
 #include <pools/coroutines/detail/worker.hpp>
+#include <pools/coroutines/frame_stack.hpp>
 #include <pools/fork_join_counter.hpp>
 #include <pools/trace.hpp>
 
@@ -52,8 +57,10 @@ class fork_state {
       counter_.joined_inline();  // case 1: we hold the parent; it runs next, here
       return parent;
     }
-    // Case 2. After this RMW *this may be destroyed by the parent (resumed elsewhere) unless we
-    // are the last: only locals are used below.
+    // Case 2. The frames on this worker's stack may be freed by the parent's thread once we
+    // arrive: give the stack up before. After the RMW *this may be destroyed by the parent
+    // (resumed elsewhere) unless we are the last: only locals are used below.
+    frame_stack::leave_strand();
     if (counter_.child_arrives()) {
       if (popped) {
         w->deque.push(next);  // we go on with the parent: the popped item waits its turn

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+// stack_task (frames on the worker's stack of frames, frame_stack.hpp) with fork_scope: results on
+// 1, 2 and 4 workers, a stress test counting every task, exceptions at the join, children that
+// suspend on an async_mutex or async_event and finish on another worker (the stack given up and
+// handed over), stacks recycled rather than grown, heap frames off the pool, and a release out of
+// order ending the process with its message.
+#include <doctest/doctest.h>
+
+#include <pools/coroutines/async_event.hpp>
+#include <pools/coroutines/async_mutex.hpp>
+#include <pools/coroutines/fork_scope.hpp>
+#include <pools/coroutines/frame_stack.hpp>
+#include <pools/coroutines/stack_task.hpp>
+#include <pools/coroutines/sync_wait.hpp>
+#include <pools/coroutines/textbook_pool.hpp>
+#include <pools/coroutines/thread_pool.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "test_support.hpp"
+
+namespace pc = pools::coroutines;
+
+namespace {
+
+pc::stack_task<std::uint64_t> st_fib(int n) {
+  if (n < 2) co_return static_cast<std::uint64_t>(n);
+  pc::stack_task<std::uint64_t> a = st_fib(n - 1), b = st_fib(n - 2);
+  pc::fork_scope scope;
+  co_await scope.fork(a);
+  co_await scope.call(b);
+  co_await scope.join();
+  co_return co_await std::move(a) + co_await std::move(b);
+}
+
+std::uint64_t fib_of(int n) {
+  std::uint64_t a = 0, b = 1;
+  for (int i = 0; i < n; ++i) b = std::exchange(a, b) + b;
+  return a;
+}
+
+// Skynet: a tree of fan-out 10; each leaf returns its number, each node the sum below it.
+pc::stack_task<std::uint64_t> skynet(std::uint64_t num, std::uint64_t size) {
+  if (size == 1) co_return num;
+  const std::uint64_t step = size / 10;
+  pc::stack_task<std::uint64_t> k0 = skynet(num, step), k1 = skynet(num + step, step),
+                                k2 = skynet(num + 2 * step, step), k3 = skynet(num + 3 * step, step),
+                                k4 = skynet(num + 4 * step, step), k5 = skynet(num + 5 * step, step),
+                                k6 = skynet(num + 6 * step, step), k7 = skynet(num + 7 * step, step),
+                                k8 = skynet(num + 8 * step, step), k9 = skynet(num + 9 * step, step);
+  pc::fork_scope scope;
+  co_await scope.fork(k0);
+  co_await scope.fork(k1);
+  co_await scope.fork(k2);
+  co_await scope.fork(k3);
+  co_await scope.fork(k4);
+  co_await scope.fork(k5);
+  co_await scope.fork(k6);
+  co_await scope.fork(k7);
+  co_await scope.fork(k8);
+  co_await scope.call(k9);
+  co_await scope.join();
+  co_return co_await std::move(k0) + co_await std::move(k1) + co_await std::move(k2) +
+      co_await std::move(k3) + co_await std::move(k4) + co_await std::move(k5) + co_await std::move(k6) +
+      co_await std::move(k7) + co_await std::move(k8) + co_await std::move(k9);
+}
+
+// N-queens: a child per free column, in a stack_task_array (made in order, destroyed in reverse).
+pc::stack_task<std::uint64_t> queens(int n, int row, std::uint32_t cols, std::uint32_t d1, std::uint32_t d2) {
+  if (row == n) co_return 1;
+  pc::stack_task_array<std::uint64_t, 16> kids;
+  for (int c = 0; c < n; ++c) {
+    const std::uint32_t bit = 1u << c, b1 = 1u << (row + c), b2 = 1u << (row - c + n);
+    if ((cols & bit) == 0 && (d1 & b1) == 0 && (d2 & b2) == 0)
+      kids.emplace([&] { return queens(n, row + 1, cols | bit, d1 | b1, d2 | b2); });
+  }
+  if (kids.size() == 0) co_return 0;
+  pc::fork_scope scope;
+  for (std::size_t i = 0; i + 1 < kids.size(); ++i) co_await scope.fork(kids[i]);
+  co_await scope.call(kids[kids.size() - 1]);
+  co_await scope.join();
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < kids.size(); ++i) sum += co_await std::move(kids[i]);
+  co_return sum;
+}
+
+// An irregular tree: fan-out by node, some nodes take an async_mutex or yield to the pool (so
+// their continuations move between workers and the stack is given up), every node counted.
+pc::stack_task<std::uint64_t> irregular(pc::thread_pool& pool, pc::async_mutex& m, std::uint64_t seed,
+                                        int depth, std::atomic<std::uint64_t>& ran, std::uint64_t& guarded) {
+  ran.fetch_add(1, std::memory_order_relaxed);
+  if (seed % 11 == 0) {
+    auto lock = co_await m.scoped_lock();
+    ++guarded;  // a plain counter: the mutex orders the increments
+  }
+  if (depth == 0) co_return 1;
+  if (seed % 7 == 0) co_await pool.schedule();
+  const std::uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  pc::stack_task<std::uint64_t> a = irregular(pool, m, s, depth - 1, ran, guarded);
+  pc::stack_task<std::uint64_t> b = irregular(pool, m, s + 1, depth - 1, ran, guarded);
+  pc::stack_task<std::uint64_t> c = irregular(pool, m, s + 2, seed % 3 == 0 ? depth - 1 : 0, ran, guarded);
+  pc::fork_scope scope;
+  co_await scope.fork(a);
+  co_await scope.fork(b);
+  co_await scope.call(c);
+  co_await scope.join();
+  co_return 1 + co_await std::move(a) + co_await std::move(b) + co_await std::move(c);
+}
+
+pc::stack_task<int> st_throws(std::atomic<int>& finished, const char* what) {
+  finished.fetch_add(1);
+  throw std::runtime_error(what);
+  co_return 0;  // NOLINT: unreachable, makes this a coroutine
+}
+pc::stack_task<int> st_counts(std::atomic<int>& finished) {
+  finished.fetch_add(1);
+  co_return 1;
+}
+
+}  // namespace
+
+TEST_CASE("stack_task: fib, skynet and nqueens by work-first fork/join on 1, 2 and 4 workers") {
+  for (std::size_t workers : {1u, 2u, 4u}) {
+    pc::thread_pool pool(workers);
+    CHECK(pc::sync_wait(pool, st_fib(0)) == 0);
+    CHECK(pc::sync_wait(pool, st_fib(1)) == 1);
+    CHECK(pc::sync_wait(pool, st_fib(22)) == fib_of(22));
+    const std::uint64_t n = 100'000;
+    CHECK(pc::sync_wait(pool, skynet(0, n)) == n * (n - 1) / 2);
+    CHECK(pc::sync_wait(pool, queens(8, 0, 0, 0, 0)) == 92);
+  }
+}
+
+TEST_CASE("stack_task: on the textbook pool and from a plain thread, frames come from the heap") {
+  pc::textbook_pool pool(2);
+  CHECK(pc::sync_wait(pool, st_fib(15)) == fib_of(15));
+  // The root made on this thread, which has no stack of frames: a heap frame, freed here.
+  const auto before = pc::frame_stack::this_thread_stats();
+  {
+    pc::stack_task<std::uint64_t> root = st_fib(3);
+    const auto after = pc::frame_stack::this_thread_stats();
+    CHECK(!pc::frame_stack::this_thread_has_stack());
+    CHECK(after.heap_frames == before.heap_frames + 1);
+  }
+}
+
+TEST_CASE("stack_task: frames go on the worker's stack, and the stacks are recycled, not grown") {
+  pc::thread_pool pool(1);
+  auto stats_on_worker = [](pc::thread_pool& p) {
+    auto probe = []() -> pc::task<pc::frame_stack::stats> {
+      CHECK(pc::frame_stack::this_thread_has_stack());
+      co_return pc::frame_stack::this_thread_stats();
+    };
+    return pc::sync_wait(p, probe());
+  };
+  const auto before = stats_on_worker(pool);
+  CHECK(pc::sync_wait(pool, st_fib(20)) == fib_of(20));
+  const auto after = stats_on_worker(pool);
+  // fib(20) makes 21891 frames; the root's is on the heap (made on this thread), all others on
+  // the worker's stack: none from the heap there.
+  CHECK(after.heap_frames == before.heap_frames);
+  // One worker: its fairness tick sends a finishing child to the worker loop every 61 finishes
+  // (fork_state.hpp, case 3), which gives the stack up; the abandoned stacks come back.
+  CHECK(after.abandoned > before.abandoned);
+  CHECK(after.recycled - before.recycled == after.abandoned - before.abandoned);
+
+  // Repeated runs on 1 and 4 workers: the number of live stacks stays bounded by the caches.
+  for (std::size_t workers : {1u, 4u}) {
+    pc::thread_pool p(workers);
+    const auto start = pc::frame_stack::process_totals();
+    std::uint64_t live_after_warmup = 0;
+    for (int run = 0; run < 30; ++run) {
+      REQUIRE(pc::sync_wait(p, st_fib(18)) == fib_of(18));
+      const auto t = pc::frame_stack::process_totals();
+      const std::uint64_t live =
+          t.stacks_created - t.stacks_deleted - (start.stacks_created - start.stacks_deleted);
+      if (run == 4) live_after_warmup = live;
+      // At most one current and cache_limit cached stacks per worker, and stacks in flight.
+      CHECK(live <= workers * (pc::frame_stack::cache_limit + 1));
+    }
+    const auto end = pc::frame_stack::process_totals();
+    MESSAGE("workers " << workers << ": stacks created " << end.stacks_created - start.stacks_created
+                       << ", live after warm-up " << live_after_warmup);
+    if (workers == 1) {
+      // One thread frees what it abandons: every stack comes back to its own cache.
+      CHECK(end.stacks_created - start.stacks_created <= pc::frame_stack::cache_limit + 1);
+    }
+  }
+}
+
+TEST_CASE("stack_task: a child's exception is delivered at the join, after every child finished") {
+  pc::thread_pool pool(2);
+  for (int round = 0; round < 50; ++round) {
+    std::atomic<int> finished{0};
+    auto parent = [&]() -> pc::stack_task<int> {
+      pc::stack_task<int> a = st_throws(finished, "forked"), b = st_counts(finished),
+                          c = st_throws(finished, "called");
+      pc::fork_scope scope;
+      co_await scope.fork(a);  // does not throw here
+      co_await scope.fork(b);
+      co_await scope.call(c);
+      std::string what;
+      try {
+        co_await scope.join();
+      } catch (const std::runtime_error& e) {
+        CHECK(finished.load() == 3);  // no child outlives the join
+        what = e.what();
+      }
+      CHECK((what == "forked" || what == "called"));
+      co_return co_await std::move(b);
+    };
+    REQUIRE(pc::sync_wait(pool, parent()) == 1);
+  }
+  auto root_throws = [](std::atomic<int>& finished) -> pc::stack_task<int> {
+    pc::stack_task<int> a = st_throws(finished, "awaited");
+    co_return co_await std::move(a);
+  };
+  std::atomic<int> finished{0};
+  CHECK_THROWS_WITH_AS(pc::sync_wait(pool, root_throws(finished)), "awaited", std::runtime_error);
+}
+
+TEST_CASE("stack_task: a child that suspends on an async_event finishes on another worker") {
+  // The child waits on an event mid-way, with frames of its own children on the stack. Its
+  // worker gives the stack up (await_transform, case c), its loop takes the parent's
+  // continuation, and the parent keeps that worker busy until the child has run again — on the
+  // other worker, which sets the event. The child's children, on the given-up stack, are freed
+  // there; the parent frees the child's frame after the join, on whichever thread.
+  pc::thread_pool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    pc::async_event go;
+    std::atomic<bool> child_done{false};
+    std::thread::id before, after, parent_thread;
+    auto child = [&]() -> pc::stack_task<std::uint64_t> {
+      pc::stack_task<std::uint64_t> below = st_fib(10), above = st_fib(9);
+      before = coro_test::thread_now();
+      co_await go;  // suspended with `below` and `above` on the stack
+      after = coro_test::thread_now();
+      const std::uint64_t r = co_await std::move(below) + co_await std::move(above);
+      child_done.store(true, std::memory_order_release);
+      co_return r;
+    };
+    auto setter = [&]() -> pc::task<void> {
+      go.set();  // resumes the child on this worker (the other one)
+      co_return;
+    };
+    auto parent = [&]() -> pc::stack_task<std::uint64_t> {
+      pc::stack_task<std::uint64_t> c = child();
+      pc::fork_scope scope;
+      co_await scope.fork(c);
+      parent_thread = coro_test::thread_now();
+      pool.spawn(setter());
+      CHECK(coro_test::wait_for_flag(child_done));  // holds this worker
+      co_await scope.join();
+      co_return co_await std::move(c);
+    };
+    REQUIRE(pc::sync_wait(pool, parent()) == fib_of(10) + fib_of(9));
+    CHECK(after != parent_thread);
+    (void)before;
+  }
+}
+
+TEST_CASE("stack_task: a child that waits for an async_mutex is resumed by the unlocking worker") {
+  pc::thread_pool pool(2);
+  pc::async_mutex m;
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<bool> holder_has_lock{false};
+    std::atomic<bool> release{false};
+    std::thread::id waiter_before, waiter_after;
+    // Holds the lock until told, on whichever worker runs it.
+    auto holder = [&]() -> pc::task<void> {
+      auto lock = co_await m.scoped_lock();
+      holder_has_lock.store(true, std::memory_order_release);
+      coro_test::wait_for_flag(release);
+    };
+    auto waiter = [&]() -> pc::stack_task<std::uint64_t> {
+      pc::stack_task<std::uint64_t> mine = st_fib(12);
+      waiter_before = coro_test::thread_now();
+      auto lock = co_await m.scoped_lock();  // suspends: the holder has it
+      waiter_after = coro_test::thread_now();
+      co_return co_await std::move(mine);
+    };
+    auto parent = [&]() -> pc::stack_task<std::uint64_t> {
+      pc::stack_task<std::uint64_t> w = waiter();
+      pc::fork_scope scope;
+      pool.spawn(holder());
+      CHECK(coro_test::wait_for_flag(holder_has_lock));
+      co_await scope.fork(w);
+      release.store(true, std::memory_order_release);
+      co_await scope.join();
+      co_return co_await std::move(w);
+    };
+    REQUIRE(pc::sync_wait(pool, parent()) == fib_of(12));
+    (void)waiter_before;
+    (void)waiter_after;
+  }
+}
+
+TEST_CASE("stack_task: stress — irregular trees with locks and yields on 4 workers, every task counted") {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(coro_test::sanitized() ? 20 : 5);
+  const int rounds = coro_test::sanitized() ? 20 : 200;
+  pc::thread_pool pool(4);
+  pc::async_mutex m;
+  int done = 0;
+  for (int r = 0; r < rounds && std::chrono::steady_clock::now() < deadline; ++r, ++done) {
+    std::atomic<std::uint64_t> ran{0};
+    std::uint64_t guarded = 0;
+    const std::uint64_t counted = pc::sync_wait(pool, irregular(pool, m, 12345 + r, 9, ran, guarded));
+    REQUIRE(counted == ran.load());
+    REQUIRE(pc::sync_wait(pool, st_fib(16)) == fib_of(16));
+  }
+  CHECK(done >= 1);
+  MESSAGE("rounds: " << done << ", steals: " << pool.stats().steals);
+}
+
+TEST_CASE("stack_task: a frame released out of order ends the process with a message") {
+  // In a child process: the release must call std::terminate, which a test cannot survive.
+  int err[2];
+  REQUIRE(pipe(err) == 0);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::signal(SIGABRT, SIG_DFL);  // not doctest's crash report: die of the abort
+    dup2(err[1], 2);
+    close(err[0]);
+    pools::coroutines::frame_stack::attach_this_thread();
+    void* a = pc::frame_stack::allocate(100);
+    void* b = pc::frame_stack::allocate(100);
+    pc::frame_stack::release(a, 100);  // b is the top: misuse
+    pc::frame_stack::release(b, 100);
+    _exit(0);  // not reached
+  }
+  close(err[1]);
+  std::string message;
+  char buf[256];
+  for (ssize_t k; (k = read(err[0], buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(k));
+  close(err[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+  CHECK(message.find("not the top of its stack") != std::string::npos);
+
+  // The same order, kept: allocation and release in LIFO order pass.
+  pc::frame_stack::attach_this_thread();
+  void* a = pc::frame_stack::allocate(100);
+  void* b = pc::frame_stack::allocate(40000);  // beyond the first segment: a second one
+  void* c = pc::frame_stack::allocate(100);
+  pc::frame_stack::release(c, 100);
+  pc::frame_stack::release(b, 40000);
+  pc::frame_stack::release(a, 100);
+  pc::frame_stack::detach_this_thread();
+}
