@@ -76,6 +76,61 @@ fi
 [[ " ${presets[*]} " == *" clang "* ]] || echo "== clang-tidy: skipped (it runs with the clang preset)"
 
 jobs=$(nproc)
+run_start=$SECONDS
+load_at_start=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?")
+# The compiler cache's counters at the start: the record says how warm it was (hits and misses of
+# this machine's ccache over the run; the trixie root has its own).
+ccache_at_start=$(ccache --print-stats 2>/dev/null | tr '\t' '=' | tr '\n' ' ' || true)
+steps=$(mktemp)  # one line a preset: preset tests passed failed seconds build_s tidy_s ctest_s
+trap 'rm -f "$steps"' EXIT
+# write_record: the record POOLS_TEST_RECORD names (nothing without it). The machine line is the
+# benchmarks' own (bench/compare.py, machine()), so every record names a machine the same way.
+write_record() {
+  [[ -n ${POOLS_TEST_RECORD:-} ]] || return 0
+  local ccache_now
+  ccache_now=$(ccache --print-stats 2>/dev/null | tr '\t' '=' | tr '\n' ' ' || true)
+  python3 - "$POOLS_TEST_RECORD" "$steps" "$((SECONDS - run_start))" "$load_at_start" "$*" "$ccache_at_start" "$ccache_now" <<'PYTHON'
+import datetime, importlib.util, json, os, platform, subprocess, sys
+out, steps, total_s, load, presets = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+counters = [dict(kv.split("=", 1) for kv in arg.split() if "=" in kv) for arg in sys.argv[6:8]]
+delta = lambda k: int(counters[1].get(k, 0)) - int(counters[0].get(k, 0))
+cache = {"hits": delta("direct_cache_hit") + delta("preprocessed_cache_hit"), "misses": delta("cache_miss")}
+sys.path.insert(0, "bench")  # compare.py imports its neighbours
+spec = importlib.util.spec_from_file_location("compare", os.path.join("bench", "compare.py"))
+compare = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare)
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
+git = lambda *a: subprocess.run(["git", *a], capture_output=True, text=True).stdout.strip()
+commit = git("rev-parse", "--short", "HEAD") + (" + uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+rows, values = [], {}
+for line in open(steps):
+    preset, tests, passed, failed, s, build_s, tidy_s, ctest_s = line.split()
+    values[preset] = {"tests": int(tests), "passed": int(passed), "failed": int(failed), "s": int(s),
+                      "build_s": int(build_s), "tidy_s": int(tidy_s), "ctest_s": int(ctest_s)}
+    split = "—" if preset == "trixie" else f"{build_s} s + " + (f"{tidy_s} s + " if preset == "clang" else "") + f"{ctest_s} s"
+    rows.append([preset, int(tests), split, f"{s} s"])
+passed = sum(v["passed"] for v in values.values())
+failed = sum(v["failed"] for v in values.values())
+rows.append(["**all of `./scripts/test.sh`**", f"**{passed} passed, {failed} failed**", "", f"**{total_s} s ({total_s / 60:.1f} min)**"])
+record = {
+    "title": "./scripts/test.sh, step by step",
+    "command": "./scripts/test.sh" + (f" {presets}" if presets else ""),
+    "commit": commit,
+    "date": datetime.date.today().isoformat(),
+    "machine": compare.machine(cpu),
+    "load_average": load,
+    "compiler_cache": cache,
+    "values": {"total_s": total_s, "total_min": round(total_s / 60, 1), "passed": passed, "failed": failed,
+               "presets": values},
+    "tables": {"steps": {"columns": ["step", "tests", "configure and build + clang-tidy + ctest", "wall time"],
+                         "rows": rows}},
+}
+with open(out, "w") as f:
+    json.dump(record, f, indent=2, ensure_ascii=False)
+    f.write("\n")
+print(f"test.sh: the run's record: {out}")
+PYTHON
+}
 total_passed=0
 total_failed=0
 for preset in "${presets[@]}"; do
@@ -105,10 +160,12 @@ for preset in "${presets[@]}"; do
     echo "== preset $preset: configure, build, test"
     cmake --preset "$preset" -DPOOLS_WERROR=ON -DPOOLS_REQUIRE_MODEL_CHECKS=ON >/dev/null
     cmake --build --preset "$preset" -j "$jobs"
+    build_s=$((SECONDS - start))
     if [[ $preset == clang ]]; then
       echo "== clang-tidy over the clang preset's translation units"
       scripts/tidy.sh build-clang
     fi
+    tidy_s=$((SECONDS - start - build_s))
     set +e
     # POOLS_CTEST_EXCLUDE: a label regex left out (the trixie step sets it for its inner run).
     ctest --preset "$preset" -j "$jobs" ${POOLS_CTEST_EXCLUDE:+-LE "$POOLS_CTEST_EXCLUDE"} 2>&1 | tee "$log"
@@ -123,12 +180,16 @@ for preset in "${presets[@]}"; do
     failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
     count=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
   fi
+  [[ $preset == trixie ]] && build_s=0 tidy_s=0
+  echo "$preset $count $((count - failed)) $failed $((SECONDS - start)) $build_s $tidy_s $((SECONDS - start - build_s - tidy_s))" >>"$steps"
   total_passed=$((total_passed + count - failed))
   total_failed=$((total_failed + failed))
   echo "== preset $preset: $((count - failed)) passed, $failed failed in $((SECONDS - start)) s"
   if [[ $rc -ne 0 ]]; then
     echo "total: $total_passed passed, $total_failed failed"
+    write_record "$@"
     exit 1
   fi
 done
 echo "total: $total_passed passed, $total_failed failed"
+write_record "$@"
