@@ -18,15 +18,15 @@
 //   release(p, n) on the stack named in h; p must be its top frame, else std::terminate with a
 //                 message: a release out of order is a misuse, and must not corrupt silently.
 //
-// Who may touch a stack. Frames are pushed on a stack only by the worker whose current stack it is, while
-// that worker runs the *strand* that put frames there (the chain of coroutines it runs without
-// going back to other work: a fork runs its child inline, a child finishing with its parent
+// Who may touch a stack. Frames are pushed on a stack only by the worker whose current stack it is,
+// while that worker runs the *strand* that put frames there (the chain of coroutines it runs
+// without going back to other work: a fork runs its child inline, a child finishing with its parent
 // popped back runs the parent next). A frame on it can be freed on another thread only when its
-// owner (the coroutine that created it) runs on another thread: its continuation was stolen, or
-// it suspended and was resumed elsewhere. So whenever a worker leaves a strand that has not
-// finished, it first *abandons* its current stack if that is not empty (leave_strand()): the
-// stack now belongs to the frames on it, and the worker takes an empty stack from its cache (or a
-// new one). The three places where a worker leaves an unfinished strand:
+// owner (the coroutine that created it) runs on another thread: its continuation was stolen, or it
+// suspended and was resumed elsewhere. So whenever a worker leaves a strand that has not finished,
+// it first *abandons* its current stack if that is not empty (leave_strand()): the stack now
+// belongs to the frames on it, and the worker takes an empty stack from its cache (or a new one).
+// The three places where a worker leaves an unfinished strand:
 //   (a) a forked child finishes and its parent was taken (detail/fork_state.hpp, cases 2 and 3);
 //   (b) a parent waits at a join whose children are not all back (fork_scope.hpp, join_awaiter);
 //   (c) a stack_task awaits anything but another stack_task or a fork_scope's fork, call or join
@@ -52,18 +52,17 @@
 //       the last to arrive resumes fib4 ◄───────┘ and frees b, then a, from S1 (LIFO); the
 //       thread that frees S1's bottom frame puts S1 in its own cache.
 //
-// Why a frame on a worker's current stack is freed by that worker only. The frame was pushed by
-// the worker in its current strand, by a stack_task O (only a stack_task runs one, given the first
-// rule below),
-// and O frees it. Another thread runs O only if O was handed over: (1) O suspended at a join or
-// another awaitable and was resumed there — the worker gave the stack up first, (b) or (c); or
-// (2) O is a parent whose continuation a thief took at a fork. Then O frees nothing pushed before
-// the fork until its join (the rule below), and it passes its join only after every child
-// arrived; the child that ran on this worker arrived after the worker gave the stack up (a), or
-// it suspended before and the worker gave the stack up then (c). Either way the free comes after
-// a give-up the freeing thread acquired. Not the worker loop, nor the pop of the next item:
-// by the time a suspended coroutine's await_suspend returns, another thread may run it already,
-// so the give-up belongs before the publication, where (a), (b) and (c) put it.
+// Why a frame on a worker's current stack is freed by that worker only. The frame was pushed by the
+// worker in its current strand, by a stack_task O (only a stack_task runs one, given the first rule
+// below), and O frees it. Another thread runs O only if O was handed over: (1) O suspended at a
+// join or another awaitable and was resumed there — the worker gave the stack up first, (b) or (c);
+// or (2) O is a parent whose continuation a thief took at a fork. Then O frees nothing pushed
+// before the fork until its join (the second rule below), and it passes its join only after every
+// child arrived; the child that ran on this worker arrived after the worker gave the stack up (a),
+// or it suspended before and the worker gave the stack up then (c). Either way the free comes after
+// a give-up the freeing thread acquired. Not the worker loop, nor the pop of the next item: by the
+// time a suspended coroutine's await_suspend returns, another thread may run it already, so the
+// give-up belongs before the publication, where (a), (b) and (c) put it.
 //
 // The first rule this needs from the program (stack_task.hpp states it): create a stack_task only
 // in a stack_task's body, or as sync_wait's argument. "Only a stack_task runs a strand with frames
@@ -72,10 +71,9 @@
 // frame's stack is neither the releasing thread's current stack nor given up
 // (stack_of_frames::abandoned); under AddressSanitizer every release takes that path.
 //
-// The second (stack_task.hpp repeats it): between a fork and its join,
-// the parent destroys no stack_task it created before the fork (a stolen parent would free a frame
-// in the middle of the victim's live stack). Declaring the tasks before the fork_scope, as the
-// examples do, keeps it.
+// The second rule (stack_task.hpp repeats it): between a fork and its join, the parent destroys no
+// stack_task it created before the fork (a stolen parent would free a frame in the middle of the
+// victim's live stack). Declaring the tasks before the fork_scope, as the examples do, keeps it.
 //
 // Under AddressSanitizer, a released frame's bytes are poisoned until they are allocated again,
 // so a use after destroy is still reported.
