@@ -4,8 +4,8 @@
 // suspend on an async_mutex or async_event and finish on another worker while the first keeps
 // pushing frames (the stack given up, handed over and recycled), stacks recycled rather than
 // grown, heap frames off the pool, a given-up stack of two segments freed LIFO, and the misuses
-// that end the process with a message: a release out of order, and a stack_task kept by a
-// task<T> across a suspension.
+// that end the process with a message: a release out of order, a stack_task kept by a task<T>
+// across a suspension, and a worker stopping with frames on its stack.
 #include <doctest/doctest.h>
 
 #include <pools/coroutines/async_event.hpp>
@@ -552,4 +552,15 @@ TEST_CASE("stack_task: a stack_task made by a task<T> and kept across a suspensi
     _exit(0);            // not reached (the pool's worker is still held)
   });
   CHECK(message.find("its stack was never given up") != std::string::npos);
+}
+
+TEST_CASE("stack_task: a worker that stops with frames on its current stack ends the process") {
+  // The stack is empty when a worker stops unless a stack_task was kept across a suspension that
+  // never ended: freeing the stack would leave that frame dangling.
+  const std::string message = stderr_of_abort([] {
+    pc::frame_stack::attach_this_thread();
+    (void)pc::frame_stack::allocate(100);
+    pc::frame_stack::detach_this_thread();
+  });
+  CHECK(message.find("a worker stopped with frames on its stack") != std::string::npos);
 }
