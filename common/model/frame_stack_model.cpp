@@ -25,12 +25,14 @@
 // After every schedule: the parent went on exactly once, c ran to its end exactly once, every
 // stack is empty, and each stack given up was recycled exactly once (by its last frame's free).
 //
-// Built five times (common/CMakeLists.txt): POOLS_FRAME_STACK_MUTANT=0 must pass; each mutant
+// Built seven times (common/CMakeLists.txt): POOLS_FRAME_STACK_MUTANT=0 must pass; each mutant
 // must be reported by Relacy:
 //   1  a child whose parent was taken does not give its stack up (case a);
 //   2  it arrives at the counter first and gives the stack up after;
 //   3  a suspension (an event, a lock) does not give the stack up (case c);
-//   4  a parent waiting at its join does not give its stack up (case b).
+//   4  a parent waiting at its join does not give its stack up (case b);
+//   5  a suspension gives the stack up after it published the coroutine (the `waiting` store);
+//   6  a parent waiting at its join gives its stack up after its arrival (parent_arrives).
 // main() returns 0 exactly when the outcome is the expected one.
 #include <pools/fork_join_counter.hpp>
 
@@ -126,7 +128,13 @@ struct steal_test : rl::test_suite<steal_test, 2> {
     result_b($) = 2;
     fd = push(w.current);                              // a task the parent makes after the fork
     if (counter->pending() == 0) return after_join();  // a already back: no suspension
-    if (mutant != 4) leave_strand(w);                  // case (b)
+    if (mutant == 6) {
+      const bool last = counter->parent_arrives();
+      leave_strand(w);
+      if (last) after_join();
+      return;
+    }
+    if (mutant != 4) leave_strand(w);  // case (b)
     if (counter->parent_arrives()) after_join();
   }
 
@@ -197,8 +205,9 @@ struct suspend_test : rl::test_suite<suspend_test, 2> {
     worker_t& w = workers[index];
     if (index == 0) {
       fx = push(w.current);
-      if (mutant != 3) leave_strand(w);             // case (c), before the publication
-      waiting.store(1, std::memory_order_release);  // c suspended on the event
+      if (mutant != 3 && mutant != 5) leave_strand(w);  // case (c), before the publication
+      waiting.store(1, std::memory_order_release);      // c suspended on the event
+      if (mutant == 5) leave_strand(w);
       other_work(w);
     }
     take_and_resume();  // the event set on thread 1, or thread 0 finding it set later
@@ -222,9 +231,13 @@ int main(int argc, char** argv) {
       pools::model::passes<steal_test>("a stolen parent and the stacks of frames", iterations);
   const bool suspend_ok =
       pools::model::passes<suspend_test>("a child suspends with frames on its stack", iterations);
-  const char* const mutants[] = {"", "no abandonment when the parent was taken",
-                                 "arrival before the abandonment", "no abandonment at a suspension",
-                                 "no abandonment at a waiting join"};
+  const char* const mutants[] = {"",
+                                 "no abandonment when the parent was taken",
+                                 "arrival before the abandonment",
+                                 "no abandonment at a suspension",
+                                 "no abandonment at a waiting join",
+                                 "abandonment after the publication at a suspension",
+                                 "abandonment after the arrival at a waiting join"};
   return pools::model::verdict("the stack-of-frames handover", mutant, mutants[mutant],
                                steal_ok && suspend_ok);
 }

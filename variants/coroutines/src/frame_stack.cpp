@@ -58,6 +58,7 @@ char* limit_of(frame_segment* seg) noexcept {
 }
 
 void reset(stack_of_frames& s) noexcept {
+  s.abandoned = false;
   s.current = s.first;
   s.base = first_frame(s.first);
   s.top = s.base;
@@ -130,7 +131,7 @@ void* bump(stack_of_frames& s, std::size_t n) noexcept {
   char* frame = s.top;
   s.top = frame + n;
   POOLS_UNPOISON(frame - frame_stack::header_size, n);
-  *reinterpret_cast<stack_of_frames**>(frame - frame_stack::header_size) = &s;
+  *reinterpret_cast<char***>(frame - frame_stack::header_size) = &s.top;
   return frame;
 }
 
@@ -141,6 +142,7 @@ void mark_bottom(stack_of_frames& s) noexcept {
   frame_segment* seg = s.first;
   while (seg != s.current && seg->next->prev_top == first_frame(seg)) seg = seg->next;
   *reinterpret_cast<char***>(seg->data()) = &s.never;  // the header of the segment's first frame
+  s.abandoned = true;
 }
 
 [[noreturn]] void misuse(const char* what) noexcept {
@@ -158,7 +160,7 @@ void* frame_stack_allocate_slow(std::size_t size) {
   if (s == &no_stack) {
     // Not a worker: a frame from the heap, marked so for its release.
     char* p = static_cast<char*>(frame_allocator::allocate(n));
-    *reinterpret_cast<stack_of_frames**>(p) = &heap_marker;
+    *reinterpret_cast<char***>(p) = &heap_marker.top;
     ++local.stats.heap_frames;
     return p + frame_stack::header_size;
   }
@@ -185,14 +187,26 @@ void* frame_stack_allocate_slow(std::size_t size) {
 
 void frame_stack_release_slow(void* frame, std::size_t size) noexcept {
   char* const f = static_cast<char*>(frame);
-  const auto word = *reinterpret_cast<const std::uintptr_t*>(f - frame_stack::header_size);
+  char** const target = *reinterpret_cast<char***>(f - frame_stack::header_size);
   const std::size_t n = frame_bytes(size);
-  if (word == reinterpret_cast<std::uintptr_t>(&heap_marker)) {
+  if (target == &heap_marker.top) {
     frame_allocator::release(f - frame_stack::header_size, n);
     return;
   }
+  const auto word = reinterpret_cast<std::uintptr_t>(target);
   const bool bottom = word % alignof(stack_of_frames) == never_offset;
   auto* s = reinterpret_cast<stack_of_frames*>(bottom ? word - never_offset : word);
+  frame_stack_local& local = tl_frame_stack;
+  // Only the stack's worker pushes on it while it is its current stack, and frees from it then;
+  // any other thread frees only from a stack given up (frame_stack.hpp). Anything else is a
+  // stack_task's frame whose creator kept the stack across a suspension without giving it up: a
+  // race on the worker's top that the fast path (one compare) cannot see. Every release comes here
+  // under AddressSanitizer, so the sanitized tests check each one.
+  if (s != local.current && !s->abandoned)
+    misuse(
+        "a frame was released on a thread whose current stack it is not, and its stack was never given "
+        "up: a stack_task was created outside a stack_task's body and kept across a suspension (create a "
+        "stack_task only in a stack_task's body, or as sync_wait's argument; see stack_task.hpp)");
   if (f + n != s->top) {
     // Not at the top of the current segment: the frame may end the segment below an emptied one.
     step_down(*s);
@@ -204,10 +218,11 @@ void frame_stack_release_slow(void* frame, std::size_t size) noexcept {
   s->top = f;
   POOLS_POISON(f - frame_stack::header_size, n);
   if (bottom) {
-    // The last frame of an abandoned stack: nobody owns it any more.
+    // The last frame of an abandoned stack: nobody owns it any more. (A program cannot reach the
+    // message below: releasing the bottom frame first fails the top check above. It guards
+    // mark_bottom's choice of the bottom frame.)
     if (!empty_after_step_down(*s))
       misuse("the bottom frame of an abandoned stack was released before the others");
-    frame_stack_local& local = tl_frame_stack;
     ++local.stats.recycled;
     recycle(local, s);
   }
@@ -243,13 +258,16 @@ void frame_stack::attach_this_thread() noexcept {
 void frame_stack::detach_this_thread() noexcept {
   detail::frame_stack_local& local = detail::tl_frame_stack;
   if (detail::stack_of_frames* s = local.current; s != &detail::no_stack) {
-    if (detail::empty_after_step_down(*s)) {
-      detail::delete_stack(s);
-    } else {
-      // Frames of a coroutine that never finished (a task suspended forever): the stack is theirs.
-      detail::mark_bottom(*s);
-      ++local.stats.abandoned;
-    }
+    // Empty: every stack_task that put frames on it either finished or gave the stack up when it
+    // left its strand (frame_stack.hpp, cases a to c), and a worker stops only between work items.
+    // Frames still here belong to a stack_task created outside a stack_task's body by a coroutine
+    // that suspended holding it and never finished: a misuse, and freeing the stack would leave
+    // them dangling.
+    if (!detail::empty_after_step_down(*s))
+      detail::misuse(
+          "a worker stopped with frames on its stack: a stack_task was created outside a stack_task's "
+          "body and kept across a suspension that never ended (see stack_task.hpp)");
+    detail::delete_stack(s);
     local.current = &detail::no_stack;
   }
   while (detail::stack_of_frames* s = local.cache) {

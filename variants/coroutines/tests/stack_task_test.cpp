@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // stack_task (frames on the worker's stack of frames, frame_stack.hpp) with fork_scope: results on
 // 1, 2 and 4 workers, a stress test counting every task, exceptions at the join, children that
-// suspend on an async_mutex or async_event and finish on another worker (the stack given up and
-// handed over), stacks recycled rather than grown, heap frames off the pool, and a release out of
-// order ending the process with its message.
+// suspend on an async_mutex or async_event and finish on another worker while the first keeps
+// pushing frames (the stack given up, handed over and recycled), stacks recycled rather than
+// grown, heap frames off the pool, a given-up stack of two segments freed LIFO, and the misuses
+// that end the process with a message: a release out of order, a stack_task kept by a task<T>
+// across a suspension, and a worker stopping with frames on its stack.
 #include <doctest/doctest.h>
 
 #include <pools/coroutines/async_event.hpp>
@@ -20,6 +22,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <coroutine>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +45,12 @@ pc::stack_task<std::uint64_t> st_fib(int n) {
   co_await scope.call(b);
   co_await scope.join();
   co_return co_await std::move(a) + co_await std::move(b);
+}
+
+// A frame the tests watch being allocated: not inlined, since Clang elides the frame of a coroutine
+// created and destroyed in one caller into the caller's own (no allocation to observe).
+[[gnu::noinline]] pc::stack_task<int> st_leaf() {
+  co_return 1;
 }
 
 std::uint64_t fib_of(int n) {
@@ -148,7 +157,7 @@ TEST_CASE("stack_task: on the textbook pool and from a plain thread, frames come
   // The root made on this thread, which has no stack of frames: a heap frame, freed here.
   const auto before = pc::frame_stack::this_thread_stats();
   {
-    pc::stack_task<std::uint64_t> root = st_fib(3);
+    pc::stack_task<int> root = st_leaf();
     const auto after = pc::frame_stack::this_thread_stats();
     CHECK(!pc::frame_stack::this_thread_has_stack());
     CHECK(after.heap_frames == before.heap_frames + 1);
@@ -230,80 +239,152 @@ TEST_CASE("stack_task: a child's exception is delivered at the join, after every
   CHECK_THROWS_WITH_AS(pc::sync_wait(pool, root_throws(finished)), "awaited", std::runtime_error);
 }
 
+// The handover tests below make it deterministic that the child suspends on one worker (X) and
+// resumes on the other (Y) while the parent goes on on X pushing and popping frames: Y is held by
+// a task of the test's own (a blocker, or the lock's holder) until the parent runs on X again, so
+// nobody steals the parent's continuation, and the releaser on Y queues the child on Y's deque.
+// X keeps pushing frames (st_fib(12) again and again) until the child has freed its frames on Y:
+// without the give-up at the child's suspension (stack_task.hpp, await_transform; frame_stack.hpp,
+// case c) those frees would be on X's current stack while X pushes on it: a data race under TSan,
+// the misuse check's terminate under ASan (every release takes the slow path), and the stack's
+// count of given-up stacks would not move.
 TEST_CASE("stack_task: a child that suspends on an async_event finishes on another worker") {
-  // The child waits on an event mid-way, with frames of its own children on the stack. Its
-  // worker gives the stack up (await_transform, case c), its loop takes the parent's
-  // continuation, and the parent keeps that worker busy until the child has run again — on the
-  // other worker, which sets the event. The child's children, on the given-up stack, are freed
-  // there; the parent frees the child's frame after the join, on whichever thread.
+  // The child waits on an event with frames of its own children on the stack. X gives the stack
+  // up (case c), its loop takes the parent's continuation, and the parent pushes and pops frames
+  // on X's new stack until the child, resumed on Y, has freed its children from the given-up
+  // one. The parent frees the child's frame, the given-up stack's last, after the join: that
+  // release recycles the stack.
   pc::thread_pool pool(2);
+  int laps_total = 0;
   for (int round = 0; round < 20; ++round) {
     pc::async_event go;
-    std::atomic<bool> child_done{false};
+    std::atomic<bool> holding{false}, parent_running{false}, child_done{false};
     std::thread::id before, after, parent_thread;
+    std::uint64_t abandoned_before = 0, abandoned_after = 0, recycled_before = 0, recycled_after = 0;
     auto child = [&]() -> pc::stack_task<std::uint64_t> {
-      pc::stack_task<std::uint64_t> below = st_fib(10), above = st_fib(9);
-      before = coro_test::thread_now();
-      co_await go;  // suspended with `below` and `above` on the stack
-      after = coro_test::thread_now();
-      const std::uint64_t r = co_await std::move(below) + co_await std::move(above);
+      std::uint64_t r = 0;
+      {
+        pc::stack_task<std::uint64_t> below = st_fib(10), above = st_fib(9);
+        before = coro_test::thread_now();
+        abandoned_before = pc::frame_stack::this_thread_stats().abandoned;
+        co_await go;  // suspended with `below` and `above` on X's stack, which X gives up
+        after = coro_test::thread_now();
+        r = co_await std::move(below) + co_await std::move(above);
+      }  // `above`, then `below`, freed here, on Y, from the stack X gave up
       child_done.store(true, std::memory_order_release);
       co_return r;
     };
-    auto setter = [&]() -> pc::task<void> {
-      go.set();  // resumes the child on this worker (the other one)
+    auto blocker = [&]() -> pc::task<void> {
+      holding.store(true, std::memory_order_release);
+      CHECK(coro_test::wait_for_flag(parent_running));  // holds Y: nobody steals the parent
+      go.set();  // queues the child on Y's deque: Y runs it when this task ends
       co_return;
     };
+    int laps = 0;
     auto parent = [&]() -> pc::stack_task<std::uint64_t> {
-      pc::stack_task<std::uint64_t> c = child();
-      pc::fork_scope scope;
-      co_await scope.fork(c);
-      parent_thread = coro_test::thread_now();
-      pool.spawn(setter());
-      CHECK(coro_test::wait_for_flag(child_done));  // holds this worker
-      co_await scope.join();
-      co_return co_await std::move(c);
+      std::uint64_t r = 0;
+      {
+        pc::stack_task<std::uint64_t> c = child();  // the bottom frame of the stack X gives up
+        {
+          pc::fork_scope scope;
+          pool.spawn(blocker());
+          CHECK(coro_test::wait_for_flag(holding));
+          co_await scope.fork(c);  // the child runs here, on X, until it suspends
+          parent_thread = coro_test::thread_now();
+          abandoned_after = pc::frame_stack::this_thread_stats().abandoned;
+          parent_running.store(true, std::memory_order_release);
+          std::uint64_t pushed = 0;
+          while (!child_done.load(std::memory_order_acquire)) {  // frames on X while Y frees
+            pc::stack_task<std::uint64_t> f = st_fib(12);
+            pushed += co_await std::move(f);
+            ++laps;
+          }
+          CHECK(pushed == static_cast<std::uint64_t>(laps) * fib_of(12));
+          co_await scope.join();
+        }
+        r = co_await std::move(c);
+        recycled_before = pc::frame_stack::this_thread_stats().recycled;
+      }  // c freed: the given-up stack's last frame, so it is recycled here
+      recycled_after = pc::frame_stack::this_thread_stats().recycled;
+      co_return r;
     };
     REQUIRE(pc::sync_wait(pool, parent()) == fib_of(10) + fib_of(9));
-    CHECK(after != parent_thread);
-    (void)before;
+    CHECK(parent_thread == before);  // the parent went on on X...
+    CHECK(after != before);          // ...and the child on Y
+    CHECK(abandoned_after == abandoned_before + 1);
+    CHECK(recycled_after == recycled_before + 1);
+    laps_total += laps;
   }
+  MESSAGE("st_fib(12) laps on the first worker while the child was away: " << laps_total);
+  CHECK(laps_total > 0);
 }
 
 TEST_CASE("stack_task: a child that waits for an async_mutex is resumed by the unlocking worker") {
+  // As above, with the lock's holder on Y: the child waits for the lock on X (giving X's stack up),
+  // the unlock on Y queues it on Y's deque.
   pc::thread_pool pool(2);
   pc::async_mutex m;
+  int laps_total = 0;
   for (int round = 0; round < 20; ++round) {
-    std::atomic<bool> holder_has_lock{false};
-    std::atomic<bool> release{false};
-    std::thread::id waiter_before, waiter_after;
-    // Holds the lock until told, on whichever worker runs it.
+    std::atomic<bool> holder_has_lock{false}, release{false}, waiter_done{false};
+    std::thread::id waiter_before, waiter_after, parent_thread;
+    std::uint64_t abandoned_before = 0, abandoned_after = 0, recycled_before = 0, recycled_after = 0;
+    // Holds the lock, and Y, until the parent runs on X again.
     auto holder = [&]() -> pc::task<void> {
       auto lock = co_await m.scoped_lock();
       holder_has_lock.store(true, std::memory_order_release);
-      coro_test::wait_for_flag(release);
+      CHECK(coro_test::wait_for_flag(release));
     };
     auto waiter = [&]() -> pc::stack_task<std::uint64_t> {
-      pc::stack_task<std::uint64_t> mine = st_fib(12);
-      waiter_before = coro_test::thread_now();
-      auto lock = co_await m.scoped_lock();  // suspends: the holder has it
-      waiter_after = coro_test::thread_now();
-      co_return co_await std::move(mine);
+      std::uint64_t r = 0;
+      {
+        pc::stack_task<std::uint64_t> mine = st_fib(12);
+        waiter_before = coro_test::thread_now();
+        abandoned_before = pc::frame_stack::this_thread_stats().abandoned;
+        auto lock = co_await m.scoped_lock();  // suspends: the holder has it
+        waiter_after = coro_test::thread_now();
+        r = co_await std::move(mine);
+      }  // the lock released, `mine` freed on Y from the stack X gave up
+      waiter_done.store(true, std::memory_order_release);
+      co_return r;
     };
+    int laps = 0;
     auto parent = [&]() -> pc::stack_task<std::uint64_t> {
-      pc::stack_task<std::uint64_t> w = waiter();
-      pc::fork_scope scope;
-      pool.spawn(holder());
-      CHECK(coro_test::wait_for_flag(holder_has_lock));
-      co_await scope.fork(w);
-      release.store(true, std::memory_order_release);
-      co_await scope.join();
-      co_return co_await std::move(w);
+      std::uint64_t r = 0;
+      {
+        pc::stack_task<std::uint64_t> w = waiter();
+        {
+          pc::fork_scope scope;
+          pool.spawn(holder());
+          CHECK(coro_test::wait_for_flag(holder_has_lock));
+          co_await scope.fork(w);
+          parent_thread = coro_test::thread_now();
+          abandoned_after = pc::frame_stack::this_thread_stats().abandoned;
+          release.store(true, std::memory_order_release);
+          std::uint64_t pushed = 0;
+          while (!waiter_done.load(std::memory_order_acquire)) {  // frames on X while Y frees
+            pc::stack_task<std::uint64_t> f = st_fib(12);
+            pushed += co_await std::move(f);
+            ++laps;
+          }
+          CHECK(pushed == static_cast<std::uint64_t>(laps) * fib_of(12));
+          co_await scope.join();
+        }
+        r = co_await std::move(w);
+        recycled_before = pc::frame_stack::this_thread_stats().recycled;
+      }
+      recycled_after = pc::frame_stack::this_thread_stats().recycled;
+      co_return r;
     };
     REQUIRE(pc::sync_wait(pool, parent()) == fib_of(12));
-    (void)waiter_before;
-    (void)waiter_after;
+    CHECK(parent_thread == waiter_before);
+    CHECK(waiter_after != waiter_before);
+    CHECK(abandoned_after == abandoned_before + 1);
+    CHECK(recycled_after == recycled_before + 1);
+    laps_total += laps;
   }
+  MESSAGE("st_fib(12) laps on the first worker while the waiter was away: " << laps_total);
+  CHECK(laps_total > 0);
 }
 
 TEST_CASE("stack_task: stress — irregular trees with locks and yields on 4 workers, every task counted") {
@@ -324,8 +405,12 @@ TEST_CASE("stack_task: stress — irregular trees with locks and yields on 4 wor
   MESSAGE("rounds: " << done << ", steals: " << pool.stats().steals);
 }
 
-TEST_CASE("stack_task: a frame released out of order ends the process with a message") {
-  // In a child process: the release must call std::terminate, which a test cannot survive.
+namespace {
+
+// Runs `body` in a child process that is expected to die of std::terminate's abort; returns what
+// it wrote to stderr, or "(exited)" when it did not die of SIGABRT.
+template <class F>
+std::string stderr_of_abort(F body) {
   int err[2];
   REQUIRE(pipe(err) == 0);
   std::fflush(nullptr);
@@ -335,12 +420,8 @@ TEST_CASE("stack_task: a frame released out of order ends the process with a mes
     std::signal(SIGABRT, SIG_DFL);  // not doctest's crash report: die of the abort
     dup2(err[1], 2);
     close(err[0]);
-    pools::coroutines::frame_stack::attach_this_thread();
-    void* a = pc::frame_stack::allocate(100);
-    void* b = pc::frame_stack::allocate(100);
-    pc::frame_stack::release(a, 100);  // b is the top: misuse
-    pc::frame_stack::release(b, 100);
-    _exit(0);  // not reached
+    body();
+    _exit(0);  // not reached when the misuse is caught
   }
   close(err[1]);
   std::string message;
@@ -349,17 +430,139 @@ TEST_CASE("stack_task: a frame released out of order ends the process with a mes
   close(err[0]);
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);
-  CHECK(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGABRT);
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT) return "(exited)";
+  return message;
+}
+
+// An awaitable that parks the coroutine until the test resumes it by hand, on the test's thread.
+struct park {
+  std::coroutine_handle<>* out;
+  std::atomic<bool>* parked;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) const noexcept {
+    *out = h;
+    parked->store(true, std::memory_order_release);
+  }
+  void await_resume() const noexcept {}
+};
+
+}  // namespace
+
+TEST_CASE("stack_task: a frame released out of order ends the process with a message") {
+  const std::string message = stderr_of_abort([] {
+    pc::frame_stack::attach_this_thread();
+    void* a = pc::frame_stack::allocate(100);
+    void* b = pc::frame_stack::allocate(100);
+    pc::frame_stack::release(a, 100);  // b is the top: misuse
+    pc::frame_stack::release(b, 100);
+  });
   CHECK(message.find("not the top of its stack") != std::string::npos);
 
-  // The same order, kept: allocation and release in LIFO order pass.
+  // The same order, kept: allocation and release in LIFO order pass, and leave the stack empty
+  // with its second segment kept for the next time.
   pc::frame_stack::attach_this_thread();
+  const auto stats0 = pc::frame_stack::this_thread_stats();
+  const auto totals0 = pc::frame_stack::process_totals();
+  pc::detail::stack_of_frames* const s = pc::detail::tl_frame_stack.current;
   void* a = pc::frame_stack::allocate(100);
-  void* b = pc::frame_stack::allocate(40000);  // beyond the first segment: a second one
+  void* b = pc::frame_stack::allocate(30000);  // beyond the first segment: a second one (32 KiB)
   void* c = pc::frame_stack::allocate(100);
+  CHECK(pc::frame_stack::process_totals().segments_created == totals0.segments_created + 1);
   pc::frame_stack::release(c, 100);
-  pc::frame_stack::release(b, 40000);
+  pc::frame_stack::release(b, 30000);
   pc::frame_stack::release(a, 100);
+  CHECK(pc::detail::tl_frame_stack.current == s);
+  CHECK(s->top == s->base);  // empty again, in its first segment
+  void* again = pc::frame_stack::allocate(30000);
+  CHECK(pc::frame_stack::process_totals().segments_created == totals0.segments_created + 1);  // reused
+  pc::frame_stack::release(again, 30000);
+  pc::frame_stack::leave_strand();  // finds the stack empty (over its emptied second segment)
+  CHECK(pc::detail::tl_frame_stack.current == s);
+  CHECK(s->top == s->base);
+  const auto stats1 = pc::frame_stack::this_thread_stats();
+  CHECK(stats1.abandoned == stats0.abandoned);
+  CHECK(stats1.recycled == stats0.recycled);
+  CHECK(stats1.heap_frames == stats0.heap_frames);
   pc::frame_stack::detach_this_thread();
+}
+
+TEST_CASE("stack_task: a stack given up with its first segment empty is freed LIFO and recycled") {
+  // A frame too big for the first segment goes on a second one, leaving the first empty; the
+  // give-up must tag the first frame of the second segment as the bottom, and the releases cross
+  // back over the empty segment (the slow paths of a multi-segment stack, with a give-up).
+  pc::frame_stack::attach_this_thread();
+  const auto stats0 = pc::frame_stack::this_thread_stats();
+  pc::detail::stack_of_frames* const s = pc::detail::tl_frame_stack.current;
+  void* big = pc::frame_stack::allocate(20000);  // more than the 16 KiB first segment holds
+  void* small = pc::frame_stack::allocate(100);
+  pc::frame_stack::leave_strand();
+  CHECK(pc::frame_stack::this_thread_stats().abandoned == stats0.abandoned + 1);
+  CHECK(pc::detail::tl_frame_stack.current != s);  // a fresh stack for what comes next
+  CHECK(s->abandoned);
+  pc::frame_stack::release(small, 100);
+  pc::frame_stack::release(big, 20000);  // the bottom: recycles s
+  const auto stats1 = pc::frame_stack::this_thread_stats();
+  CHECK(stats1.abandoned == stats0.abandoned + 1);
+  CHECK(stats1.recycled == stats0.recycled + 1);
+  CHECK(pc::detail::tl_frame_stack.cache == s);  // back in this thread's cache, reset
+  CHECK(!s->abandoned);
+  CHECK(s->top == s->base);
+  pc::frame_stack::detach_this_thread();
+
+  // The bottom frame released first is out of order: it is not the top of its stack. (The check
+  // comes before the bottom frame's own "released before the others" check, which is why that
+  // one guards only mark_bottom's choice of the bottom frame.)
+  const std::string message = stderr_of_abort([] {
+    pc::frame_stack::attach_this_thread();
+    void* big = pc::frame_stack::allocate(20000);
+    void* small = pc::frame_stack::allocate(100);
+    pc::frame_stack::leave_strand();
+    pc::frame_stack::release(big, 20000);  // misuse: `small` is still on the stack
+    pc::frame_stack::release(small, 100);
+  });
+  CHECK(message.find("not the top of its stack") != std::string::npos);
+}
+
+TEST_CASE("stack_task: a stack_task made by a task<T> and kept across a suspension ends the process") {
+  // The misuse stack_task.hpp forbids: a task<T> makes a stack_task (its frame on the worker's
+  // current stack), suspends holding it, and is resumed on another thread, which destroys it
+  // while the worker goes on using that stack. Made deterministic: the task is resumed by hand
+  // on this (the child process's main) thread, after a stack_task run by sync_wait from another
+  // thread has put a frame above it on the worker's stack; the release therefore misses the fast
+  // path in every build, and the slow path finds a stack that is neither this thread's nor given
+  // up.
+  const std::string message = stderr_of_abort([] {
+    pc::thread_pool pool(1);
+    std::coroutine_handle<> parked_at{};
+    std::atomic<bool> parked{false}, holding{false}, never{false};
+    auto g = [&]() -> pc::task<void> {
+      pc::stack_task<int> kept = st_leaf();  // the misuse: on the worker's stack
+      co_await park{&parked_at, &parked};
+    };  // `kept` is destroyed on the thread that resumed g
+    pool.spawn(g());
+    if (!coro_test::wait_for_flag(parked)) _exit(1);
+    auto hold = [&]() -> pc::stack_task<int> {
+      pc::stack_task<int> above = st_leaf();  // above `kept` on the worker's stack
+      holding.store(true, std::memory_order_release);
+      coro_test::wait_for_flag(never, std::chrono::seconds(60));
+      co_return co_await std::move(above);
+    };
+    std::thread holder([&] { (void)pc::sync_wait(pool, hold()); });
+    holder.detach();
+    if (!coro_test::wait_for_flag(holding)) _exit(1);
+    parked_at.resume();  // g goes on here and destroys `kept`: std::terminate
+    _exit(0);            // not reached (the pool's worker is still held)
+  });
+  CHECK(message.find("its stack was never given up") != std::string::npos);
+}
+
+TEST_CASE("stack_task: a worker that stops with frames on its current stack ends the process") {
+  // The stack is empty when a worker stops unless a stack_task was kept across a suspension that
+  // never ended: freeing the stack would leave that frame dangling.
+  const std::string message = stderr_of_abort([] {
+    pc::frame_stack::attach_this_thread();
+    (void)pc::frame_stack::allocate(100);
+    pc::frame_stack::detach_this_thread();
+  });
+  CHECK(message.find("a worker stopped with frames on its stack") != std::string::npos);
 }

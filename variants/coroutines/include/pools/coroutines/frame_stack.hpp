@@ -18,15 +18,15 @@
 //   release(p, n) on the stack named in h; p must be its top frame, else std::terminate with a
 //                 message: a release out of order is a misuse, and must not corrupt silently.
 //
-// Who may touch a stack. A stack is written only by the worker whose current stack it is, while
-// that worker runs the *strand* that put frames there (the chain of coroutines it runs without
-// going back to other work: a fork runs its child inline, a child finishing with its parent
+// Who may touch a stack. Frames are pushed on a stack only by the worker whose current stack it is,
+// while that worker runs the *strand* that put frames there (the chain of coroutines it runs
+// without going back to other work: a fork runs its child inline, a child finishing with its parent
 // popped back runs the parent next). A frame on it can be freed on another thread only when its
-// owner (the coroutine that created it) runs on another thread: its continuation was stolen, or
-// it suspended and was resumed elsewhere. So whenever a worker leaves a strand that has not
-// finished, it first *abandons* its current stack if that is not empty (leave_strand()): the
-// stack now belongs to the frames on it, and the worker takes an empty stack from its cache (or a
-// new one). The three places where a worker leaves an unfinished strand:
+// owner (the coroutine that created it) runs on another thread: its continuation was stolen, or it
+// suspended and was resumed elsewhere. So whenever a worker leaves a strand that has not finished,
+// it first *abandons* its current stack if that is not empty (leave_strand()): the stack now
+// belongs to the frames on it, and the worker takes an empty stack from its cache (or a new one).
+// The three places where a worker leaves an unfinished strand:
 //   (a) a forked child finishes and its parent was taken (detail/fork_state.hpp, cases 2 and 3);
 //   (b) a parent waits at a join whose children are not all back (fork_scope.hpp, join_awaiter);
 //   (c) a stack_task awaits anything but another stack_task or a fork_scope's fork, call or join
@@ -52,22 +52,28 @@
 //       the last to arrive resumes fib4 ◄───────┘ and frees b, then a, from S1 (LIFO); the
 //       thread that frees S1's bottom frame puts S1 in its own cache.
 //
-// Why a frame on a worker's current stack is freed by that worker only. The frame was pushed by
-// the worker in its current strand, by a stack_task O (only a stack_task runs one: stack_task.hpp),
-// and O frees it. Another thread runs O only if O was handed over: (1) O suspended at a join or
-// another awaitable and was resumed there — the worker gave the stack up first, (b) or (c); or
-// (2) O is a parent whose continuation a thief took at a fork. Then O frees nothing pushed before
-// the fork until its join (the rule below), and it passes its join only after every child
-// arrived; the child that ran on this worker arrived after the worker gave the stack up (a), or
-// it suspended before and the worker gave the stack up then (c). Either way the free comes after
-// a give-up the freeing thread acquired. Not the worker loop, nor the pop of the next item:
-// by the time a suspended coroutine's await_suspend returns, another thread may run it already,
-// so the give-up belongs before the publication, where (a), (b) and (c) put it.
+// Why a frame on a worker's current stack is freed by that worker only. The frame was pushed by the
+// worker in its current strand, by a stack_task O (only a stack_task runs one, given the first rule
+// below), and O frees it. Another thread runs O only if O was handed over: (1) O suspended at a
+// join or another awaitable and was resumed there — the worker gave the stack up first, (b) or (c);
+// or (2) O is a parent whose continuation a thief took at a fork. Then O frees nothing pushed
+// before the fork until its join (the second rule below), and it passes its join only after every
+// child arrived; the child that ran on this worker arrived after the worker gave the stack up (a),
+// or it suspended before and the worker gave the stack up then (c). Either way the free comes after
+// a give-up the freeing thread acquired. Not the worker loop, nor the pop of the next item: by the
+// time a suspended coroutine's await_suspend returns, another thread may run it already, so the
+// give-up belongs before the publication, where (a), (b) and (c) put it.
 //
-// The rule this needs from the program (stack_task.hpp repeats it): between a fork and its join,
-// the parent destroys no stack_task it created before the fork (a stolen parent would free a frame
-// in the middle of the victim's live stack). Declaring the tasks before the fork_scope, as the
-// examples do, keeps it.
+// The first rule this needs from the program (stack_task.hpp states it): create a stack_task only
+// in a stack_task's body, or as sync_wait's argument. "Only a stack_task runs a strand with frames
+// on a stack" holds only then: a task<T> that makes one and suspends holding it would keep the
+// worker's stack without giving it up. The release's slow path terminates with a message when a
+// frame's stack is neither the releasing thread's current stack nor given up
+// (stack_of_frames::abandoned); under AddressSanitizer every release takes that path.
+//
+// The second rule (stack_task.hpp repeats it): between a fork and its join, the parent destroys no
+// stack_task it created before the fork (a stolen parent would free a frame in the middle of the
+// victim's live stack). Declaring the tasks before the fork_scope, as the examples do, keeps it.
 //
 // Under AddressSanitizer, a released frame's bytes are poisoned until they are allocated again,
 // so a use after destroy is still reported.
@@ -94,8 +100,8 @@ struct frame_stack {
   /// Gives the calling thread a current stack (a pool's worker calls it when it starts). Without
   /// memory for one, the thread's frames come from the heap.
   static void attach_this_thread() noexcept;
-  /// Gives it up again (when the worker stops): frees the empty stacks it holds; a stack that
-  /// still holds frames is abandoned to them.
+  /// Gives it up again (when the worker stops): frees its stacks, which are empty then (a current
+  /// stack that still holds frames is a misuse: std::terminate with a message).
   static void detach_this_thread() noexcept;
 
   /// The calling thread's counters since it started (for tests and the bench).
@@ -141,14 +147,23 @@ struct alignas(64) stack_of_frames {
   frame_segment* first;
   stack_of_frames* next_cached;  // in a thread's cache of empty stacks
   char* never = nullptr;         // a top no frame ends at (see the header words below)
+  // Set when its worker gives it up with frames on it (leave_strand), cleared when the last is
+  // freed (recycled). Read by the release slow path only: a frame on a stack that is neither the
+  // releasing thread's current one nor given up is a misuse (a stack_task created outside a
+  // stack_task's body and held across a suspension; stack_task.hpp). Written before the give-up is
+  // published and read after it is acquired, like the frames themselves.
+  bool abandoned = false;
 };
+static_assert(sizeof(stack_of_frames) == 64);
 
-// The header's word, read by release(), which compares the frame's end with the word's target:
-//   a stack's address            the frame lies on that stack (its target is the stack's top);
-//   the address of its `never`   the bottom frame of a stack given up to its frames: never equal,
+// The header's word, a char** always written and read as one (no aliasing between types), read by
+// release(), which compares the frame's end with the word's target:
+//   &stack.top                   the frame lies on that stack (`top` is its first member, so the
+//                                word is also the stack's address);
+//   &stack.never                 the bottom frame of a stack given up to its frames: never equal,
 //                                so its release (the stack's last) takes the slow path, which
 //                                recycles the stack;
-//   &heap_marker                 a frame from the heap (a thread with no stack): never equal.
+//   &heap_marker.top             a frame from the heap (a thread with no stack): null, never equal.
 // One load and one compare tell all three apart on the fast path; no tag bits to test.
 extern constinit stack_of_frames heap_marker;
 inline constexpr std::uintptr_t never_offset = offsetof(stack_of_frames, never);
@@ -189,7 +204,7 @@ inline void* frame_stack::allocate(std::size_t size) {
   const auto end = reinterpret_cast<std::uintptr_t>(frame) + detail::frame_bytes(size);
   if (end <= reinterpret_cast<std::uintptr_t>(s->limit)) [[likely]] {
     s->top = reinterpret_cast<char*>(end);
-    *reinterpret_cast<detail::stack_of_frames**>(frame - header_size) = s;
+    *reinterpret_cast<char***>(frame - header_size) = &s->top;  // the header word (see detail)
     return frame;
   }
 #endif

@@ -23,11 +23,22 @@
 //    and it cannot go into when_all or when_any (they take task<T>). A detached frame would be
 //    freed when it finishes, in no order with its creator's other frames.
 //  * It runs only under a stack_task: co_await, fork and call of a stack_task from any other
-//    coroutine do not compile (sync_wait is the way in). So every coroutine that owns frames on a
-//    stack is a stack_task, and each of its suspensions is one of those frame_stack.hpp lists:
-//    a fork or call of a stack_task (the strand goes on), a join (case b), or any other awaitable
-//    — a lock, an event, a timer, schedule(), a task<T> — before which await_transform below gives
-//    the worker's stack up (case c), since the stack_task may resume on another thread.
+//    coroutine do not compile (sync_wait is the way in).
+//  * The rule the compiler cannot check: create a stack_task only in a stack_task's body, or as
+//    sync_wait's argument. Then every coroutine that owns frames on a stack is a stack_task, and
+//    each of its suspensions is one of those frame_stack.hpp lists: a fork or call of a stack_task
+//    (the strand goes on), a join (case b), or any other awaitable — a lock, an event, a timer,
+//    schedule(), a task<T> — before which await_transform below gives the worker's stack up (case
+//    c), since the stack_task may resume on another thread. A task<T> (or a lambda, or a plain
+//    function run by a worker) that makes one puts its frame on the worker's current stack too, but
+//    nothing gives that stack up when the task<T> suspends: holding the stack_task across a
+//    suspension, as in `task<int> g(thread_pool& p) { stack_task<int> s = leaf(); co_await
+//    p.schedule(); co_return 0; }`, lets the worker go on pushing on the stack while s is destroyed
+//    on another thread — a race on its top. The release's slow path catches it (the frame's stack
+//    is neither the thread's current one nor given up: std::terminate with a message); every
+//    release takes that path under AddressSanitizer, so the sanitized tests check every frame, but
+//    an optimised build sees it only when the fast path's compare fails. (The creation itself is a
+//    call of the coroutine function, which no type can refuse by its caller.)
 //  * Its frame is freed when the object is destroyed, by the coroutine that holds it: as a local,
 //    in the reverse order of creation. It has a move constructor only because Clang 14 needs one
 //    to return the object from the coroutine call; moving it anywhere else breaks that order, and
@@ -94,7 +105,13 @@ class stack_promise final : public promise_result<T> {
  public:
   stack_task<T> get_return_object() noexcept;
 
-  static void* operator new(std::size_t size) { return frame_stack::allocate(size); }
+  static void* operator new(std::size_t size) {
+    // The stack keeps frames 16-aligned, as operator new does; an over-aligned result would need
+    // more (the coroutine's over-aligned locals too, which no type here can see).
+    static_assert(alignof(T) <= frame_stack::header_size,
+                  "stack_task<T>: a T aligned beyond 16 bytes is not supported (frame_stack.hpp)");
+    return frame_stack::allocate(size);
+  }
   static void operator delete(void* frame, std::size_t size) noexcept { frame_stack::release(frame, size); }
 
   // What keeps the strand passes through unchanged (noexcept: nothing to unwind on the hot path).
