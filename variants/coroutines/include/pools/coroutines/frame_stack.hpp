@@ -140,13 +140,13 @@ static_assert(sizeof(frame_segment) % frame_stack::header_size == 0);
 // frame's end with it (both one instruction less than with `top` at the header). 64-aligned, so
 // that a header word pointing at `never` (offset 48) is told apart from one pointing at the stack.
 struct alignas(64) stack_of_frames {
-  char* top;    // the next frame's address in the current segment
-  char* limit;  // the current segment's end + header_size: a frame fits when its end <= limit
-  char* base;   // the first frame's address in the first segment: top == base when empty
-  frame_segment* current;
-  frame_segment* first;
-  stack_of_frames* next_cached;  // in a thread's cache of empty stacks
-  char* never = nullptr;         // a top no frame ends at (see the header words below)
+  char* top = nullptr;    // the next frame's address in the current segment
+  char* limit = nullptr;  // the current segment's end + header_size: a frame fits when its end <= limit
+  char* base = nullptr;   // the first frame's address in the first segment: top == base when empty
+  frame_segment* current = nullptr;
+  frame_segment* first = nullptr;
+  stack_of_frames* next_cached = nullptr;  // in a thread's cache of empty stacks
+  char* never = nullptr;                   // a top no frame ends at (see the header words below)
   // Set when its worker gives it up with frames on it (leave_strand), cleared when the last is
   // freed (recycled). Read by the release slow path only: a frame on a stack that is neither the
   // releasing thread's current one nor given up is a misuse (a stack_task created outside a
@@ -176,10 +176,10 @@ extern constinit stack_of_frames no_stack;
 
 // Plain data with constant initialisation, so `constinit thread_local` needs no guard on access.
 struct frame_stack_local {
-  stack_of_frames* current;  // &no_stack: not a worker, frames go to the heap
-  stack_of_frames* cache;    // empty stacks
-  unsigned cached;
-  bool attached;
+  stack_of_frames* current = nullptr;  // &no_stack: not a worker, frames go to the heap
+  stack_of_frames* cache = nullptr;    // empty stacks
+  unsigned cached = 0;
+  bool attached = false;
   frame_stack::stats stats;
 };
 

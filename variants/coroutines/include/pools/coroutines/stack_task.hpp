@@ -209,7 +209,8 @@ class [[nodiscard]] stack_task {
 template <class T, std::size_t N>
 class stack_task_array {
  public:
-  stack_task_array() noexcept {}
+  // slots_ is left as it is: each slot is raw storage until emplace() constructs a task in it.
+  stack_task_array() noexcept {}  // NOLINT(cppcoreguidelines-pro-type-member-init)
   stack_task_array(const stack_task_array&) = delete;
   stack_task_array& operator=(const stack_task_array&) = delete;
   ~stack_task_array() {
