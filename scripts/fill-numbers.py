@@ -36,6 +36,14 @@ ROOT = os.path.dirname(HERE)
 # reference): imported, not copied, so the pages cannot use other statistics than the run's.
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import compare  # noqa: E402
+import importlib.util  # noqa: E402
+
+# bench/http/run.py decides which servers cannot serve /sleep by design (their pool blocks in the
+# sleep): imported too, so a page's table says what the run's own table says.
+_spec = importlib.util.spec_from_file_location("http_run", os.path.join(ROOT, "bench", "http", "run.py"))
+http_bench = importlib.util.module_from_spec(_spec)
+sys.modules["http_run"] = http_bench  # its dataclasses look their module up there
+_spec.loader.exec_module(http_bench)
 
 OPENER = re.compile(r"<!-- g:([A-Za-z][\w-]*)((?:\s+[^\s=]+=\S*)*)\s*-->")
 CLOSER = "<!-- /g -->"
@@ -426,8 +434,9 @@ def view_http_table(args, data):
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * len(stats)]
     for server in servers:
         values = [http_stat(results, server, scenario, s, src) for s in stats]
-        if sleep and not any(values[i] for i, s in enumerate(stats) if s != "ratio") and server != "nginx":
-            # bench/http/run.py's table says the same: a pool that blocks in the sleep serves ~0.
+        if sleep and server != "nginx" and http_bench.blocks_in_sleep(server):
+            # bench/http/run.py's table says the same: a pool that blocks a worker for each sleep
+            # serves a few dozen of them a second, whatever the run measured.
             lines.append(f"| {server} | cannot serve it by design" + " |" * len(stats))
             continue
         cells = [fmt_number(v if not (s == "rps" and not v) else None, HTTP_STATS[s][1], s)
