@@ -408,18 +408,18 @@ def blocks_in_sleep(server: str) -> bool:
     return server != "nginx" and "pool_session" in driver_source(server).read_text()
 
 
-def blocking_sleep_note(servers: list[str]) -> str:
-    """Why a server whose pool blocks in /sleep cannot serve the sleep scenario, from the constants
-    the run uses; "" when none of `servers` blocks."""
+def blocking_sleep_note(servers: list[str], conns: int | None = None) -> str:
+    """Why a server whose pool blocks in /sleep cannot serve a sleep scenario of `conns` connections
+    (default: the sleep scenario's), from the constants the run uses; "" when none of `servers` blocks."""
     blocking = [s for s in servers if blocks_in_sleep(s)]
     if not blocking:
         return ""
-    conns = SCENARIOS["sleep"].connections
+    conns = SCENARIOS["sleep"].connections if conns is None else conns
     drivers = ", ".join(sorted({str(driver_source(s).relative_to(ROOT)) for s in blocking}))
     return (f"{', '.join(blocking)}: cannot serve this workload, by design. The driver ({drivers}) runs "
             f"each request's sleep on a pool worker, which blocks in std::this_thread::sleep_for for the "
             f"whole {SLEEP_MS} ms (pools::server::pool_session, run_blocking). With the one server thread "
-            f"of this scenario that is at most {1000 / SLEEP_MS:.0f} req/s; {conns:,} connections queue for "
+            f"of this scenario that is at most 1000 / {SLEEP_MS} = {1000 / SLEEP_MS:.1f} req/s; {conns:,} connections queue for "
             f"{SLEEP_MS * conns / 1000:g} s, longer than wrk waits for an answer (its timeout), so almost "
             "nothing completes. A pool that suspends the request instead of the thread (the coroutine and fiber "
             "timers, the reactor's timers) serves it: docs/server-four-ways.md.")
@@ -459,7 +459,7 @@ def markdown(results: list[Result], scenarios: list[Scenario]) -> str:
                          "Listen overflows: the kernel's TcpExt ListenOverflows over the subject's runs (warm-ups "
                          "included): connections dropped because the listen queue was full, each retried by its "
                          "client a second later.")
-            note = blocking_sleep_note([r.server for r in rows])
+            note = blocking_sleep_note([r.server for r in rows], sc.connections)
             if note:
                 lines.append("\n" + note)
         lines.append("")
