@@ -8,7 +8,9 @@ Copies bench/results/latest/ (what compare.sh wrote) to docs/results/:
   results.md, results.png, results.json -> comparison.md, comparison.png, comparison.json
   http/http.md, http/http.json          -> http.md, http.json
 and heads http.md with the run's command, commit, date and machine (results.md has them already);
-http.json gets the commit and machine in its meta, for the pages' "measured at" lines.
+http.json gets the commit and machine in its meta, for the pages' "measured at" lines. The ladder
+(textbook against tuned pools) is then remade from the new comparison.json by bench/ladder.py:
+ladder.md and records/ladder.json, which docs/optimizations.md shows.
 Refuses a quick run (its numbers are a first look, not a publication) and a run whose commit is not
 HEAD, so a published table always names the code that made it; with --changed-since-ok a run of an
 earlier commit is published with the list of files changed since written under its header (for
@@ -82,7 +84,16 @@ def main():
                 f"`{http.get('command', '')}` ({http.get('repeat')} interleaved rounds of "
                 f"{http.get('duration_s')}-second runs, medians), made by `./scripts/compare.sh --full` "
                 "after the bench run in [comparison.md](comparison.md).\n\n" + since + body)
-    for name in ("comparison.md", "comparison.png", "comparison.json", "http.md", "http.json"):
+    # The ladder is a view of the same run: remade from it, never measured apart (ctest
+    # bench_ladder_record fails when the two differ).
+    cmp_json = os.path.relpath(os.path.join(args.to, "comparison.json"), ROOT)
+    ladder_md, ladder_json = (os.path.relpath(os.path.join(args.to, p), ROOT) for p in ("ladder.md", "records/ladder.json"))
+    os.makedirs(os.path.join(args.to, "records"), exist_ok=True)
+    with open(os.path.join(ROOT, ladder_md), "w") as f:
+        subprocess.run([sys.executable, "bench/ladder.py", cmp_json], cwd=ROOT, stdout=f, check=True)
+    subprocess.run([sys.executable, "bench/ladder.py", "--record", ladder_json, cmp_json], cwd=ROOT, check=True)
+    for name in ("comparison.md", "comparison.png", "comparison.json", "http.md", "http.json", "ladder.md",
+                 "records/ladder.json"):
         print(os.path.relpath(os.path.join(args.to, name), ROOT))
     print("now scripts/fill-numbers.py: every page's generated numbers from the new files (ctest docs_numbers)")
 
