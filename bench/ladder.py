@@ -104,26 +104,29 @@ class Run:
         for s in self.ladder_subjects():
             cells = [s]
             for w in self.workloads:
-                r = self.by.get((s, w))
-                v = value_of(r, w) if r else None
-                cells.append(ratio(v, self.value(MEASURE[w][3], w)) if v is not None
-                             else "—" if r is None or r.get("skipped") else "n/s")
+                r, measured = self.by.get((s, w)), self.to_reference(s, w)
+                cells.append(measured[1] if measured else "—" if r is None or r.get("skipped") else "n/s")
             rows.append(cells)
         return {"columns": columns, "rows": rows}
+
+    def to_reference(self, subject, workload):
+        """(value, value ÷ the same-run reference) of one subject's run; None when it has no value."""
+        r = self.by.get((subject, workload))
+        v = value_of(r, workload) if r else None
+        return None if v is None else (v, ratio(v, self.value(MEASURE[workload][3], workload)))
 
     def subject_values(self):
         out = {}
         for s in self.ladder_subjects():
             for w in self.workloads:
-                r = self.by.get((s, w))
-                v = value_of(r, w) if r else None
-                if v is None:
+                measured = self.to_reference(s, w)
+                if measured is None:
                     continue
-                unit = MEASURE[w][1]
+                v, to_ref = measured
                 out.setdefault(s.replace("/", "_"), {})[w] = {
-                    "value": round(v / 1e6, 3) if unit == "time" else round(v, 3),
-                    "ratio": ratio(v, self.value(MEASURE[w][3], w)),
-                    "max_rss_mib": round(r["max_rss_kib"] / 1024, 1)}
+                    "value": round(v / 1e6, 3) if MEASURE[w][1] == "time" else round(v, 3),
+                    "ratio": to_ref,
+                    "max_rss_mib": round(self.by[(s, w)]["max_rss_kib"] / 1024, 1)}
         return out
 
     def ladder_values(self):
