@@ -113,13 +113,11 @@ class chase_lev_deque {
     const std::int64_t t = top_.load(std::memory_order_acquire);
     // relaxed: only the owner writes ring_.
     ring* r = ring_.load(std::memory_order_relaxed);
-    if (b - t > r->capacity - 1) r = grow(r, t, b);
-    // relaxed: the store of bottom below publishes it.
-    r->slot(b).store(value, std::memory_order_relaxed);
-    // release (the paper: a release fence, then a relaxed store; equivalent, as this one store is
-    // what publishes): a thief that reads the new bottom with acquire also sees the slot written
-    // above and, after a grow, the new ring and its copied slots.
-    bottom_.store(b + 1, detail::push_publish_order);
+    if (b - t > r->capacity - 1) [[unlikely]] {
+      grow_and_publish(value, r, t, b);  // the ring is full: rare, and out of line (see there)
+      return;
+    }
+    store_and_publish(value, r, b);
   }
 
   /// Owner only. Takes the newest item into `out`; false when the deque is empty or a thief won
@@ -215,7 +213,26 @@ class chase_lev_deque {
     std::unique_ptr<atomic<T>[]> slots;
   };
 
-  // Owner only, from push(). Copies the live items [t, b) into a ring twice the size.
+  // Owner only: the end of push(), once ring r has room for slot b.
+  void store_and_publish(T value, ring* r, std::int64_t b) {
+    // relaxed: the store of bottom below publishes it.
+    r->slot(b).store(value, std::memory_order_relaxed);
+    // release (the paper: a release fence, then a relaxed store; equivalent, as this one store is
+    // what publishes): a thief that reads the new bottom with acquire also sees the slot written
+    // above and, after a grow, the new ring and its copied slots.
+    bottom_.store(b + 1, detail::push_publish_order);
+  }
+
+  // Owner only: push() when ring `old` is full. Out of line and cold, so that push()'s common path
+  // is three loads, a compare and two stores, small enough to inline into the caller. Inlined, the
+  // growth (an allocation, a copy loop, a vector push_back) would make push() an out-of-line call
+  // that saves and restores six registers on every push. It also does the final stores, so that
+  // nothing push() needs after it (value, b) has to survive the call in saved registers.
+  [[gnu::noinline, gnu::cold]] void grow_and_publish(T value, ring* old, std::int64_t t, std::int64_t b) {
+    store_and_publish(value, grow(old, t, b), b);
+  }
+
+  // Owner only, from grow_and_publish(). Copies the live items [t, b) into a ring twice the size.
   ring* grow(ring* old, std::int64_t t, std::int64_t b) {
     auto bigger = std::make_unique<ring>(old->capacity * 2);
     // relaxed loads and stores: the owner wrote every live slot itself; thieves get the copies
