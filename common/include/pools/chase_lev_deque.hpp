@@ -120,9 +120,9 @@ class chase_lev_deque {
     store_and_publish(value, r, b);
   }
 
-  /// Owner only. Takes the newest item into `out`; false when the deque is empty or a thief won
-  /// the last item (then `out` holds no meaningful value).
-  bool pop(T& out) {
+  /// Owner only. Takes the newest item into `out`; false when empty or a thief won the last item
+  /// (`out` is then meaningless). Always inlined, as a hot path: pools/coroutines/detail/worker.hpp.
+  [[gnu::always_inline]] bool pop(T& out) {
     // relaxed: the owner's own variables.
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     ring* r = ring_.load(std::memory_order_relaxed);

@@ -114,6 +114,29 @@ class stack_promise final : public promise_result<T> {
   }
   static void operator delete(void* frame, std::size_t size) noexcept { frame_stack::release(frame, size); }
 
+  // The end of a stack_task. It finishes in two ways only: forked (fork_scope::fork: join_ names
+  // the scope, the parent is the continuation), or awaited (co_await, fork_scope::call,
+  // sync_wait: the awaiting coroutine is the continuation); it is never a when_all child nor
+  // detached (see the header comment), so the continuation is always set. task<T>'s final awaiter
+  // tells four ends apart, too much for GCC to inline into every body, and then calls
+  // fork_state::child_done for a forked child: two calls. This one is a single test, inlined into
+  // the coroutine's body, and a forked child's end is the one call of child_done (the same three
+  // cases, and the same give-up of the worker's stack before the arrival: fork_state.hpp).
+  // Inlining child_done here too was measured: fewer instructions where a node has many children
+  // (skynet), more on binary forks (fib, bench/instructions.py's fork_join_framestack), where the
+  // copy of the pop and the arrival in every body costs more than the call it saves.
+  struct final_awaiter {
+    bool await_ready() const noexcept { return false; }
+    [[gnu::always_inline]] std::coroutine_handle<> await_suspend(
+        std::coroutine_handle<stack_promise> self) const noexcept {
+      const stack_promise& p = self.promise();
+      if (fork_state* f = p.fork_of_stack_task()) return f->child_done(p.continuation(), p.exception());
+      return p.continuation();
+    }
+    void await_resume() const noexcept {}
+  };
+  final_awaiter final_suspend() const noexcept { return {}; }
+
   // What keeps the strand passes through unchanged (noexcept: nothing to unwind on the hot path).
   template <class U>
   stack_task<U>&& await_transform(stack_task<U>&& t) noexcept {

@@ -104,6 +104,11 @@ class promise_base : public recycled_frame {
     join_ = f != nullptr ? reinterpret_cast<std::uintptr_t>(f) | fork_tag : 0;
     continuation_ = parent;
   }
+  /// For stack_task's final awaiter (stack_task.hpp): the fork_scope this task was forked into,
+  /// or nullptr. Only for a task that is never a when_all child (join_ is then a fork or 0).
+  fork_state* fork_of_stack_task() const noexcept { return reinterpret_cast<fork_state*>(join_ & ~fork_tag); }
+  /// The awaiting coroutine or, for a forked child, its parent (null if neither was set).
+  std::coroutine_handle<> continuation() const noexcept { return continuation_; }
   /// The stored exception (null if none); fork_scope::call hands it to the scope's join.
   const std::exception_ptr& exception() const noexcept { return exception_; }
   void set_detached(thread_pool* pool) noexcept { detached_ = pool; }

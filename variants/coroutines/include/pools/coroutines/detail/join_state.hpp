@@ -67,7 +67,10 @@ class join_state {
   void set_stop_source(std::stop_source* source) noexcept { stop_ = source; }
   /// A child finished with an exception (before its child_done): its siblings are asked to stop.
   /// request_stop() is thread-safe and runs the siblings' stop callbacks on this thread.
-  void child_failed() noexcept {
+  /// Out of line and cold: inlined, request_stop() made task<T>'s final awaiter, which calls this,
+  /// too big for GCC to inline into the coroutine bodies in some translation units and not in
+  /// others, so the cost of every when_all child's end depended on what else the unit held.
+  [[gnu::noinline, gnu::cold]] void child_failed() noexcept {
     if (stop_ != nullptr) stop_->request_stop();
   }
 

@@ -51,7 +51,10 @@ extern constinit thread_local worker* tl_worker;
 
 /// Pops the next item of the worker's deque for a finishing coroutine to transfer to; false when
 /// the deque is empty or it is time for the worker loop to look outside (fairness tick).
-inline bool pop_for_transfer(worker& w, void*& out) noexcept {
+/// Always inlined, with the deque's pop (chase_lev_deque.hpp): it runs at every task's end, and
+/// GCC otherwise makes it, or the pop, a call once a translation unit has used up its budget for
+/// inlining (--param inline-unit-growth), which depends on everything else in the unit.
+[[gnu::always_inline]] inline bool pop_for_transfer(worker& w, void*& out) noexcept {
   if (++w.ticks >= fairness_interval) return false;  // the loop resets the tick
   if (!w.deque.pop(out)) return false;
   // Traced as taken here; the one caller that pushes the item back (join_state) posts it again.
