@@ -207,9 +207,9 @@ class Sweep:
                     f"{prev['median_ns'] / 1e9:.2f} s a repetition), over --budget {self.args.budget:g} s")
         # Every workload, not only those that hold every task at once by design: a subject that
         # keeps a stack or a queued closure per live task grows with the problem on fork-join too
-        # (Boost.Fiber on skynet holds a few KiB per live fiber: at 10^7 leaves more than a 24 GiB
-        # machine has, and the kernel's out-of-memory killer ends it). Peak RSS in proportion to the tasks is
-        # an upper bound for the subjects whose RSS does not grow, so it skips nothing of theirs.
+        # (Boost.Fiber on skynet, a stack per live fiber), and past the memory the kernel's
+        # out-of-memory killer ends the run. For a subject whose RSS does not grow, peak RSS in
+        # proportion to the tasks is a generous bound, so it skips nothing of theirs.
         avail = available_kib()
         if avail:
             predicted_kib = prev["max_rss_kib"] * growth

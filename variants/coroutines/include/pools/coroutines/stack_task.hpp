@@ -122,15 +122,15 @@ class stack_promise final : public promise_result<T> {
   // fork_state::child_done for a forked child: two calls. This one is a single test, inlined into
   // the coroutine's body, and a forked child's end is the one call of child_done (the same three
   // cases, and the same give-up of the worker's stack before the arrival: fork_state.hpp).
-  // Inlining child_done here too was measured: fewer instructions where a node has many children
-  // (skynet), more on binary forks (fib, bench/instructions.py's fork_join_framestack), where the
-  // copy of the pop and the arrival in every body costs more than the call it saves.
+  // child_done itself stays a call: inlined, its pop and arrival would be copied into every body,
+  // which on binary forks (fib, bench/instructions.py's fork_join_framestack) costs more than the
+  // call it saves.
   struct final_awaiter {
     bool await_ready() const noexcept { return false; }
     [[gnu::always_inline]] std::coroutine_handle<> await_suspend(
         std::coroutine_handle<stack_promise> self) const noexcept {
       const stack_promise& p = self.promise();
-      if (fork_state* f = p.fork_of_stack_task()) return f->child_done(p.continuation(), p.exception());
+      if (fork_state* f = p.forked_into()) return f->child_done(p.continuation(), p.exception());
       return p.continuation();
     }
     void await_resume() const noexcept {}

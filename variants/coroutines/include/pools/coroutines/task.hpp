@@ -84,7 +84,7 @@ class promise_base : public recycled_frame {
             join->child_failed();
           return join->child_done();
         }
-        return reinterpret_cast<fork_state*>(p.join_ & ~fork_tag)->child_done(p.continuation_, p.exception_);
+        return p.forked_into()->child_done(p.continuation_, p.exception_);
       }
       if (p.continuation_) return p.continuation_;
       if (p.detached_ != nullptr) return finish_detached(self, p.detached_, std::move(p.exception_));
@@ -104,9 +104,9 @@ class promise_base : public recycled_frame {
     join_ = f != nullptr ? reinterpret_cast<std::uintptr_t>(f) | fork_tag : 0;
     continuation_ = parent;
   }
-  /// For stack_task's final awaiter (stack_task.hpp): the fork_scope this task was forked into,
-  /// or nullptr. Only for a task that is never a when_all child (join_ is then a fork or 0).
-  fork_state* fork_of_stack_task() const noexcept { return reinterpret_cast<fork_state*>(join_ & ~fork_tag); }
+  /// The fork_scope this task was forked into, or nullptr if it was not forked. Only where join_
+  /// cannot name a when_all join: a forked child, or a stack_task (never a when_all child).
+  fork_state* forked_into() const noexcept { return reinterpret_cast<fork_state*>(join_ & ~fork_tag); }
   /// The awaiting coroutine or, for a forked child, its parent (null if neither was set).
   std::coroutine_handle<> continuation() const noexcept { return continuation_; }
   /// The stored exception (null if none); fork_scope::call hands it to the scope's join.
