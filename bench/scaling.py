@@ -8,7 +8,7 @@
 Sweeps (one PNG each, <out>/<sweep>.png):
   threads  fib, skynet and submit (--thread-workloads) at one size, on 1 ... nproc threads, then
            2x and 4x nproc (oversubscribed): time per task, speedup over the same subject on one
-           thread, peak RSS. nproc is the CPUs this process may run on (os.sched_getaffinity), so
+           thread, peak RSS, context switches per task (sleeping and waking threads). nproc is the CPUs this process may run on (os.sched_getaffinity), so
            the script runs unchanged on a machine with many cores.
   fib      fib(20) ... fib(32), every second index, on nproc threads: time per call (one task per
            call) and peak RSS, as the problem grows 2.6x per step.
@@ -321,6 +321,13 @@ def points_of(sweep_name, sweep, subjects):
             bpt = [x.get("metrics", {}).get("bytes_per_task") for x in runs]
             if all(v is not None for v in bpt):
                 r["bytes_per_task"] = statistics.median_low(bpt)
+            # Context switches (voluntary + involuntary, the bench's median repetition) per task:
+            # the time a pool spends putting threads to sleep and waking them, which
+            # oversubscription multiplies.
+            csw = [x.get("context_switches") for x in runs]
+            if all(c is not None for c in csw):
+                r["switches_per_task"] = statistics.median_low(
+                    (c["voluntary"] + c["involuntary"]) / r["tasks"] for c in csw)
             out.append(r)
     # Speedup over the same subject on one thread (thread sweep), and the peak RSS's growth per task
     # over the smallest size (size sweeps: what each further task holds at the peak).
@@ -452,7 +459,7 @@ def sweep_tables(name, sweep):
         subjects = list(dict.fromkeys(r["subject"] for r in rs))
         by = {(r["subject"], r[axis]): r for r in rs}
 
-        def table(title, field, fmt):
+        def table(title, field, fmt, digits=3):
             cols = ["subject"] + [f"{x} thread{'s' if x > 1 else ''}" if axis == "threads" else human_n(x) for x in xs]
             rows = []
             for s in subjects:
@@ -460,7 +467,7 @@ def sweep_tables(name, sweep):
                 for x in xs:
                     r = by.get((s, x))
                     v = r.get(field) if r else None
-                    cells.append(round(v, 3) if v is not None else ("—" if not r or r["status"] == "ok" else r["status"]))
+                    cells.append(round(v, digits) if v is not None else ("—" if not r or r["status"] == "ok" else r["status"]))
                 rows.append([s] + cells)
             return {"title": title, "columns": cols, "rows": rows, "fmt": [None] + [fmt] * len(xs)}
 
@@ -469,6 +476,8 @@ def sweep_tables(name, sweep):
         tables[f"{prefix}_time_per_task"] = table(f"{w}: {unit}", "time_per_task_ns", ",.1f")
         if name == "threads":
             tables[f"{prefix}_speedup"] = table(f"{w}: speedup over one thread", "speedup", ".2f")
+            tables[f"{prefix}_switches_per_task"] = table(
+                f"{w}: context switches per task (voluntary + involuntary)", "switches_per_task", ".4f", 5)
         elif w == "memory":
             tables[f"{prefix}_bytes_per_task"] = table("memory: bytes per suspended task", "bytes_per_task", ",.0f")
         else:
@@ -601,7 +610,9 @@ def plot(name, sweep, nproc, path):
 
 WHAT = {
     "threads": "Each workload at one size on 1 … nproc threads, then 2× and 4× nproc (right of the dotted line): "
-               "speedup over the same subject on one thread (the black line is the ideal), time per task, peak RSS.",
+               "speedup over the same subject on one thread (the black line is the ideal), time per task, peak RSS. "
+               "The tables add the context switches per task (the bench's, voluntary and involuntary): where "
+               "a pool's time goes to putting threads to sleep and waking them.",
     "fib": "fib(n) on nproc threads, one task per call: time per call as the problem grows 2.6× per step "
            "(flat is the target), and the process's peak RSS.",
     "skynet": "skynet with 10^k leaves on nproc threads: time per node of the tree, and peak RSS.",
@@ -761,7 +772,8 @@ def main(argv=None):
                 at = f"t{r['threads']}" if name == "threads" else f"n{r['n']}"
                 v = data["values"].setdefault(r["subject"], {}).setdefault(f"{name}_{r['workload']}" if name == "threads"
                                                                            else name, {})
-                v[at] = {k: round(r[k], 4) for k in ("time_per_task_ns", "speedup", "bytes_per_task", "max_rss_kib")
+                v[at] = {k: round(r[k], 4) for k in ("time_per_task_ns", "speedup", "bytes_per_task", "max_rss_kib",
+                                                          "switches_per_task")
                          if r.get(k) is not None}
 
     plotted, missing = [], False

@@ -4,8 +4,10 @@
 
 Runs every catalogued workload small (so results are verified, cheaply), checks each JSON record
 has the documented fields, and checks that bad arguments exit with code 2 and say what is wrong.
-With --expect-wrong it instead checks that a wrong result exits 1 with "verification failed".
-Usage: bench_cli_test.py BINARY NAME [--expect-wrong]
+With --expect-wrong it instead checks that a wrong result exits 1 with "verification failed"; with
+--expect-switches (bench_selftest, whose wakeup sleeps n times a repetition) that the record's
+context switches are counted per repetition: at least n voluntary ones, and not the warm-up's.
+Usage: bench_cli_test.py BINARY NAME [--expect-wrong | --expect-switches]
 """
 import json
 import os
@@ -18,7 +20,7 @@ from checks import expect, verdict
 SMALL_N = {"fib": 15, "skynet": 1000, "nqueens": 6, "matmul": 128, "submit": 20000,
            "submit_future": 20000, "vector_fill": 64, "wakeup": 200, "memory": 2000}
 FIELDS = ["workload", "params", "variant", "threads", "reps", "median_ns", "min_ns", "max_ns",
-          "mean_ns", "stddev_ns", "max_rss_kib", "compiler", "flags", "cpu"]
+          "mean_ns", "stddev_ns", "max_rss_kib", "context_switches", "compiler", "flags", "cpu"]
 
 def run(binary, *args, timeout=300):
     p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout)
@@ -32,6 +34,21 @@ def main():
         expect(rc == 1, f"wrong fib result exits 1 (got {rc})")
         expect("verification failed" in err and "fib(20)" in err, "and says which result was wrong")
         expect("median" not in out, "and reports no time")
+        return verdict()
+    if "--expect-switches" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "switches.json")
+            # 30 sleeps in each of 3 warm-ups and 3 repetitions: a count that ran from the start
+            # (warm-ups included) would give the repetitions 120, 150 and 180, a median of 150.
+            rc, out, err = run(binary, "--workload", "wakeup", "--n", "30", "--reps", "3", "--warmup", "3",
+                               "--json", path)
+            expect(rc == 0, f"selftest wakeup exits 0 (exit {rc}: {err.strip()[:300]})")
+            if rc == 0:
+                cs = json.load(open(path))[0].get("context_switches", {})
+                v, i = cs.get("voluntary"), cs.get("involuntary")
+                expect(v is not None and 30 <= v < 90, f"30 sleeps a repetition: 30 or a few more voluntary switches (got {v})")
+                expect(i is not None and i >= 0, f"involuntary switches counted, >= 0 (got {i})")
+                expect("context switches a repetition:" in out, "the summary prints them")
         return verdict()
 
     rc, out, _ = run(binary, "--help")
@@ -73,6 +90,9 @@ def main():
             expect(r["variant"] == name and r["workload"] == workload and r["params"]["n"] == n,
                    f"{workload}: record names variant, workload and n")
             expect(0 < r["min_ns"] <= r["median_ns"] <= r["max_ns"], f"{workload}: min <= median <= max, all > 0")
+            cs = r.get("context_switches", {})
+            expect(all(cs.get(k, -1) >= 0 for k in ("voluntary", "involuntary")),
+                   f"{workload}: context switches a repetition, voluntary and involuntary, >= 0")
             if workload in ("submit", "submit_future"):
                 expect(r["metrics"].get("ns_per_task", 0) > 0, f"{workload}: reports ns_per_task")
             if workload == "wakeup":

@@ -9,7 +9,8 @@ Usage: scaling_smoke_test.py BUILD_DIR OUT_DIR
 - every requested point of every requested sweep has a value for both subjects, or is a workload
   the subject's own `--list` says it does not support; time per task is the run's time over the
   tasks it makes (fib's calls counted here by recursion); speedup is the one-thread time over
-  this one; the reference ran twice where it is the floor's;
+  this one; context switches per task are given, >= 0; the reference ran twice where it is the
+  floor's;
 - the verdict table has the 2-thread fib speedup of the work-stealing subject;
 - one PNG per sweep when the interpreter running the script has matplotlib, none (and a message)
   when it has not;
@@ -117,6 +118,8 @@ def main():
                     wrong.append(f"{s} {w} n={n} t={t}: {r}")
                 if w == "fib" and abs(per_task - r["median_ns"] / tasks) > 1e-6 * per_task:
                     wrong.append(f"{s} fib n={n}: time per task {per_task} is not {r['median_ns']} / {tasks} calls")
+                if not (r.get("switches_per_task", -1) >= 0):
+                    wrong.append(f"{s} {w} n={n} t={t}: no context switches per task ({r.get('switches_per_task')})")
                 if w == "memory" and not r.get("bytes_per_task"):
                     wrong.append(f"{s} memory n={n}: no bytes_per_task")
                 if name == "threads":
@@ -124,7 +127,7 @@ def main():
                     if abs(r["speedup"] - one["time_per_task_ns"] / per_task) > 1e-9:
                         wrong.append(f"{s} {w} t={t}: speedup {r['speedup']} is not the 1-thread time over this one")
         expect(not missing, f"{name}: every requested point has a value ({len(missing)} missing: {missing[:3]})")
-        expect(not wrong, f"{name}: time per task, speedup and memory as defined ({wrong[:2]})")
+        expect(not wrong, f"{name}: time per task, speedup, switches and memory as defined ({wrong[:2]})")
         ref = compare.MEASURE[sweep["points"][0]["workload"]][3]
         if ref in subjects:
             againp = [r for r in sweep["points"] if r["subject"] == ref + compare.AGAIN and r["status"] == "ok"]

@@ -105,6 +105,21 @@ long max_rss_kib() {
   return usage.ru_maxrss;  // Linux reports KiB
 }
 
+// The context switches of every thread of this process so far (getrusage(RUSAGE_SELF) sums them
+// over the threads, the exited ones too). Voluntary: a thread blocked (a futex wait, a sleep, a
+// read with nothing to read) and gave up its CPU; involuntary: the kernel took the CPU away (its
+// time slice ended, or a woken thread preempted it). Taken around each repetition, they say
+// whether a pool's time went to sleeping and waking: the cost that oversubscription multiplies.
+struct switch_counts {
+  long voluntary = 0, involuntary = 0;
+};
+
+switch_counts context_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return {usage.ru_nvcsw, usage.ru_nivcsw};
+}
+
 struct summary {
   double median = 0, min = 0, max = 0, mean = 0, stddev = 0;
 };
@@ -268,6 +283,7 @@ int suite::main(int argc, char** argv) {
   POOLS_TRACE_THREAD("bench main thread");
   repetition rep = impl->second(p);
   std::vector<double> times;
+  std::vector<double> voluntary_switches, involuntary_switches;
   std::map<std::string, std::vector<double>> metric_samples;
   for (unsigned i = 0; i < warmup + reps; ++i) {
     rep_timer timer;
@@ -276,11 +292,15 @@ int suite::main(int argc, char** argv) {
     if constexpr (pools::trace::compiled_in) {
       if (i + 1 == warmup + reps) pools::trace::mark();
     }
+    const switch_counts before = context_switches();
     const auto t0 = std::chrono::steady_clock::now();
     rep(timer, m);
     const auto whole = std::chrono::steady_clock::now() - t0;
+    const switch_counts after = context_switches();
     if (i < warmup) continue;
     times.push_back(static_cast<double>((timer.used() ? timer.elapsed() : whole).count()));
+    voluntary_switches.push_back(static_cast<double>(after.voluntary - before.voluntary));
+    involuntary_switches.push_back(static_cast<double>(after.involuntary - before.involuntary));
     for (const auto& [k, v] : m) metric_samples[k].push_back(v);
   }
   const summary s = summarise(times);
@@ -293,6 +313,9 @@ int suite::main(int argc, char** argv) {
   record["mean_ns"] = s.mean;
   record["stddev_ns"] = s.stddev;
   record["max_rss_kib"] = rss;
+  const double voluntary = summarise(voluntary_switches).median;
+  const double involuntary = summarise(involuntary_switches).median;
+  record["context_switches"] = {{"voluntary", voluntary}, {"involuntary", involuntary}};
   nlohmann::json extra = nlohmann::json::object();
   for (auto& [k, v] : metric_samples) extra[k] = summarise(v).median;
   record["metrics"] = extra;
@@ -304,6 +327,8 @@ int suite::main(int argc, char** argv) {
       s.mean > 0 ? 100.0 * s.stddev / s.mean : 0.0, rss);
   for (const auto& [k, v] : extra.items())
     fmt::print("{:<12} {:<14}   {} = {:.4g}\n", "", "", k, v.get<double>());
+  fmt::print("{:<12} {:<14}   context switches a repetition: {:.0f} voluntary, {:.0f} involuntary\n", "", "",
+             voluntary, involuntary);
   if (vm.count("json")) write_json(vm["json"].as<std::string>(), record);
   if constexpr (pools::trace::compiled_in) {
     if (!trace_path.empty()) write_trace(trace_path, rep);
