@@ -3,7 +3,8 @@
 // 1, 2 and 4 workers, a stress test counting every task, exceptions at the join, children that
 // suspend on an async_mutex or async_event and finish on another worker while the first keeps
 // pushing frames (the stack given up, handed over and recycled), stacks recycled rather than
-// grown, heap frames off the pool, a given-up stack of two segments freed LIFO, and the misuses
+// grown, heap frames off the pool, a given-up stack of two segments freed LIFO, a child whose
+// pop finds a task it spawned instead of its parent, and the misuses
 // that end the process with a message: a release out of order, a stack_task kept by a task<T>
 // across a suspension, and a worker stopping with frames on its stack.
 #include <doctest/doctest.h>
@@ -317,6 +318,39 @@ TEST_CASE("stack_task: a child that suspends on an async_event finishes on anoth
   }
   MESSAGE("st_fib(12) laps on the first worker while the child was away: " << laps_total);
   CHECK(laps_total > 0);
+}
+
+TEST_CASE("stack_task: a child that spawns before it ends pops the spawned task, not its parent") {
+  // One worker, so the order is fixed. The fork pushes the parent's continuation; the child
+  // spawns a task, which goes on top of it; at the child's end the pop finds that task, not
+  // the parent (fork_state::child_done's case 2 holding an item): the child arrives at the
+  // count, the task runs next, then the worker loop pops the parent, whose join is then free.
+  // Every round one spawned task, and nothing lost: the log says what ran in which order.
+  pc::thread_pool pool(1);
+  for (int round = 0; round < 100; ++round) {
+    std::string log;
+    auto spawned = [&]() -> pc::task<void> {
+      log += 'X';
+      co_return;
+    };
+    auto child = [&]() -> pc::stack_task<int> {
+      log += 'c';
+      pool.spawn(spawned());
+      co_return 1;
+    };
+    auto parent = [&]() -> pc::stack_task<int> {
+      pc::stack_task<int> a = child(), b = st_leaf();
+      pc::fork_scope scope;
+      co_await scope.fork(a);
+      log += 'p';  // the parent's continuation: after the spawned task
+      co_await scope.call(b);
+      co_await scope.join();
+      log += 'j';
+      co_return co_await std::move(a) + co_await std::move(b);
+    };
+    REQUIRE(pc::sync_wait(pool, parent()) == 2);
+    REQUIRE(log == "cXpj");
+  }
 }
 
 TEST_CASE("stack_task: a child that waits for an async_mutex is resumed by the unlocking worker") {

@@ -46,29 +46,24 @@ class fork_state {
   /// children and plain co_await, and inlining this there made GCC 12 compile those paths worse
   /// (bench/instructions.py: coroutines/fork_join 373 instructions instead of 362, above its 3 %
   /// guard, for a work-first fork_join_workfirst of 437 instead of 465).
+  /// Case 1 is all this function does itself; the other cases and an exception are tail calls
+  /// out of line (parent_taken, the cold child_failed). So it needs no stack frame and no
+  /// callee-saved register: case 1, nearly every call, saves and restores nothing that only the
+  /// others use.
   [[gnu::noinline]] std::coroutine_handle<> child_done(std::coroutine_handle<> parent,
                                                        const std::exception_ptr& error) noexcept {
     if (error) [[unlikely]]
-      note_error(error);  // before the arrival below, whose release publishes it
+      return child_failed(parent, error);  // notes it, then ends here without it
     worker* w = tl_worker;
     void* next = nullptr;
-    const bool popped = w != nullptr && pop_for_transfer(*w, next);
-    if (popped && next == parent.address()) {
-      counter_.joined_inline();  // case 1: we hold the parent; it runs next, here
-      return parent;
-    }
-    // Case 2. The frames on this worker's stack may be freed by the parent's thread once we
-    // arrive: give the stack up before. After the RMW *this may be destroyed by the parent
-    // (resumed elsewhere) unless we are the last: only locals are used below.
-    frame_stack::leave_strand();
-    if (counter_.child_arrives()) {
-      if (popped) {
-        w->deque.push(next);  // we go on with the parent: the popped item waits its turn
-        POOLS_TRACE_POST(w->pool, POOLS_TRACE_ID(next));
+    if (w != nullptr && pop_for_transfer(*w, next)) [[likely]] {
+      if (next == parent.address()) [[likely]] {
+        counter_.joined_inline();  // case 1: we hold the parent; it runs next, here
+        return parent;
       }
-      return parent;
+      return parent_taken(parent, next);  // case 2, holding an item of our own
     }
-    return popped ? std::coroutine_handle<>::from_address(next) : std::noop_coroutine();
+    return parent_taken(parent, nullptr);  // case 2 with an empty deque, or case 3
   }
 
   /// A child's exception (a forked child at its end, or a called one after it returned). The
@@ -90,6 +85,34 @@ class fork_state {
   }
 
  private:
+  /// child_done for a child that failed: its exception is noted before the arrival (whose
+  /// release publishes it to the parent), then the child ends as any other.
+  [[gnu::noinline, gnu::cold]] std::coroutine_handle<> child_failed(
+      std::coroutine_handle<> parent, const std::exception_ptr& error) noexcept {
+    note_error(error);
+    return child_done(parent, std::exception_ptr());
+  }
+
+  /// Cases 2 and 3 of child_done: the parent was taken by someone else. `popped` is the item
+  /// this worker popped instead of the parent (non-null: a deque holds coroutine addresses),
+  /// or nullptr.
+  [[gnu::noinline]] std::coroutine_handle<> parent_taken(std::coroutine_handle<> parent,
+                                                         void* popped) noexcept {
+    // The frames on this worker's stack may be freed by the parent's thread once we arrive:
+    // give the stack up before. After the RMW *this may be destroyed by the parent (resumed
+    // elsewhere) unless we are the last: only locals are used below.
+    frame_stack::leave_strand();
+    if (counter_.child_arrives()) {
+      if (popped != nullptr) {
+        worker* w = tl_worker;  // non-null: only a worker pops
+        w->deque.push(popped);  // we go on with the parent: the popped item waits its turn
+        POOLS_TRACE_POST(w->pool, POOLS_TRACE_ID(popped));
+      }
+      return parent;
+    }
+    return popped != nullptr ? std::coroutine_handle<>::from_address(popped) : std::noop_coroutine();
+  }
+
   pools::fork_join_counter<> counter_;
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;  // written by the child whose exchange won; read after the join
