@@ -321,7 +321,7 @@ def points_of(sweep_name, sweep, subjects):
             bpt = [x.get("metrics", {}).get("bytes_per_task") for x in runs]
             if all(v is not None for v in bpt):
                 r["bytes_per_task"] = statistics.median_low(bpt)
-            # Context switches (voluntary + involuntary, the bench's median repetition) per task:
+            # Context switches (voluntary + involuntary, each the bench's median over its repetitions) per task:
             # the time a pool spends putting threads to sleep and waking them, which
             # oversubscription multiplies.
             csw = [x.get("context_switches") for x in runs]

@@ -108,8 +108,9 @@ long max_rss_kib() {
 // The context switches of every thread of this process so far (getrusage(RUSAGE_SELF) sums them
 // over the threads, the exited ones too). Voluntary: a thread blocked (a futex wait, a sleep, a
 // read with nothing to read) and gave up its CPU; involuntary: the kernel took the CPU away (its
-// time slice ended, or a woken thread preempted it). Taken around each repetition, they say
-// whether a pool's time went to sleeping and waking: the cost that oversubscription multiplies.
+// time slice ended, or a woken thread preempted it) or the thread gave it up while still
+// runnable (sched_yield). Taken around each repetition, they say whether a pool's time went to
+// sleeping and waking: the cost that oversubscription multiplies.
 struct switch_counts {
   long voluntary = 0, involuntary = 0;
 };
