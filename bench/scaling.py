@@ -8,8 +8,9 @@
 Sweeps (one PNG each, <out>/<sweep>.png):
   threads  fib, skynet and submit (--thread-workloads) at one size, on 1 ... nproc threads, then
            2x and 4x nproc (oversubscribed): time per task, speedup over the same subject on one
-           thread, peak RSS, context switches per task (sleeping and waking threads). nproc is the CPUs this process may run on (os.sched_getaffinity), so
-           the script runs unchanged on a machine with many cores.
+           thread, peak RSS, context switches per task (sleeping and waking threads). nproc is
+           the CPUs this process may run on (os.sched_getaffinity), so the script runs unchanged
+           on a machine with many cores.
   fib      fib(20) ... fib(32), every second index, on nproc threads: time per call (one task per
            call) and peak RSS, as the problem grows 2.6x per step.
   skynet   10^4 ... 10^7 leaves: time per node of the tree, peak RSS.
@@ -321,8 +322,8 @@ def points_of(sweep_name, sweep, subjects):
             bpt = [x.get("metrics", {}).get("bytes_per_task") for x in runs]
             if all(v is not None for v in bpt):
                 r["bytes_per_task"] = statistics.median_low(bpt)
-            # Context switches (voluntary + involuntary, each the bench's median over its repetitions) per task:
-            # the time a pool spends putting threads to sleep and waking them, which
+            # Context switches per task (voluntary + involuntary, each the bench's median over its
+            # repetitions): the time a pool spends putting threads to sleep and waking them, which
             # oversubscription multiplies.
             csw = [x.get("context_switches") for x in runs]
             if all(c is not None for c in csw):
