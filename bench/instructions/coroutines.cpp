@@ -8,7 +8,8 @@
 //              the inline path (no atomic read-modify-write of the join counter)
 //   fork_join_framestack  the same work-first fork and join with stack_task (stack_task.hpp):
 //              both children's frames bumped on the worker's stack of frames, not taken from the
-//              frame free lists; the parent is a stack_task too (sync_wait's root)
+//              frame free lists; the parent is a stack_task too (sync_wait's root), and it reads
+//              the results by result(), as bench_coroutines's stack_task forms do
 //   post_run   pool.post of an empty callable from a task, and its run (measure.hpp)
 #include <pools/coroutines/coroutines.hpp>
 
@@ -65,7 +66,7 @@ pc::stack_task<std::int64_t> frame_stack_forks(std::int64_t n) {
     co_await scope.fork(a);
     co_await scope.call(b);
     co_await scope.join();
-    sum += co_await std::move(a) + co_await std::move(b);
+    sum += std::move(a).result() + std::move(b).result();
   }
   collect_toggle();  // off
   co_return sum;

@@ -115,8 +115,10 @@ pc::task<std::uint64_t> wf_nqueens(int n, queens_board board) {
 
 // The same three, work-first with frames on the worker's stack of frames (stack_task.hpp; the
 // `framestack` line of flavours.txt, POOLS_BENCH_FORK=framestack): the same forks, calls and
-// joins as above. A stack_task is not assigned, so skynet's ten children are initialised in
-// place, and nqueens's in a stack_task_array (made in order, destroyed in reverse: LIFO).
+// joins as above, and the results read by result(), a plain call, where a co_await is a
+// suspension point (task.hpp). A stack_task is not assigned, so skynet's ten children are
+// initialised in place, and nqueens's in a stack_task_array (made in order, destroyed in reverse:
+// LIFO).
 pc::stack_task<std::uint64_t> st_fib(int n) {
   if (n < 2) co_return static_cast<std::uint64_t>(n);
   pc::stack_task<std::uint64_t> a = st_fib(n - 1), b = st_fib(n - 2);
@@ -124,7 +126,7 @@ pc::stack_task<std::uint64_t> st_fib(int n) {
   co_await scope.fork(a);
   co_await scope.call(b);
   co_await scope.join();
-  co_return co_await std::move(a) + co_await std::move(b);
+  co_return std::move(a).result() + std::move(b).result();
 }
 
 pc::stack_task<std::uint64_t> st_skynet(std::uint64_t first, std::uint64_t size);
@@ -146,7 +148,7 @@ pc::stack_task<std::uint64_t> st_skynet(std::uint64_t first, std::uint64_t size)
   co_await scope.call(parts.back());
   co_await scope.join();
   std::uint64_t sum = 0;
-  for (auto& p : parts) sum += co_await std::move(p);
+  for (auto& p : parts) sum += std::move(p).result();
   co_return sum;
 }
 
@@ -163,7 +165,7 @@ pc::stack_task<std::uint64_t> st_nqueens(int n, queens_board board) {
   co_await scope.call(children[k - 1]);
   co_await scope.join();
   std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < k; ++i) sum += co_await std::move(children[i]);
+  for (std::size_t i = 0; i < k; ++i) sum += std::move(children[i]).result();
   co_return sum;
 }
 

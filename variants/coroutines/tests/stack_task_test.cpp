@@ -4,7 +4,7 @@
 // suspend on an async_mutex or async_event and finish on another worker while the first keeps
 // pushing frames (the stack given up, handed over and recycled), stacks recycled rather than
 // grown, heap frames off the pool, a given-up stack of two segments freed LIFO, a child whose
-// pop finds a task it spawned instead of its parent, and the misuses
+// pop finds a task it spawned instead of its parent, results read by result(), and the misuses
 // that end the process with a message: a release out of order, a stack_task kept by a task<T>
 // across a suspension, and a worker stopping with frames on its stack.
 #include <doctest/doctest.h>
@@ -45,7 +45,7 @@ pc::stack_task<std::uint64_t> st_fib(int n) {
   co_await scope.fork(a);
   co_await scope.call(b);
   co_await scope.join();
-  co_return co_await std::move(a) + co_await std::move(b);
+  co_return std::move(a).result() + std::move(b).result();
 }
 
 // A frame the tests watch being allocated: not inlined, since Clang elides the frame of a coroutine
@@ -238,6 +238,35 @@ TEST_CASE("stack_task: a child's exception is delivered at the join, after every
   };
   std::atomic<int> finished{0};
   CHECK_THROWS_WITH_AS(pc::sync_wait(pool, root_throws(finished)), "awaited", std::runtime_error);
+}
+
+TEST_CASE("stack_task: result() after the join gives a child's value or exception; before it, an error") {
+  pc::thread_pool pool(2);
+  for (int round = 0; round < 50; ++round) {
+    std::atomic<int> finished{0};
+    auto parent = [&]() -> pc::stack_task<int> {
+      pc::stack_task<int> a = st_counts(finished), b = st_throws(finished, "forked"), c = st_counts(finished);
+      CHECK_THROWS_WITH_AS(std::move(a).result(),
+                           "pools::coroutines::stack_task: result() of a task that has not finished",
+                           std::invalid_argument);  // not run yet
+      pc::fork_scope scope;
+      co_await scope.fork(a);
+      co_await scope.fork(b);
+      co_await scope.call(c);
+      bool threw = false;
+      try {
+        co_await scope.join();
+      } catch (const std::runtime_error&) {
+        threw = true;
+      }
+      CHECK(threw);
+      CHECK(finished.load() == 3);
+      CHECK_THROWS_WITH_AS(std::move(b).result(), "forked", std::runtime_error);  // b's own, again
+      co_return std::move(a).result() + std::move(c).result();
+    };
+    REQUIRE(pc::sync_wait(pool, parent()) == 2);
+  }
+  CHECK(pc::sync_wait(pool, st_fib(20)) == fib_of(20));  // st_fib reads its children by result()
 }
 
 // The handover tests below make it deterministic that the child suspends on one worker (X) and

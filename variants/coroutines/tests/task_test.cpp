@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// task<T>: laziness, results of every kind, exceptions at co_await, ownership of the frame,
-// symmetric transfer (constant stack in long chains).
+// task<T>: laziness, results of every kind, exceptions at co_await, result() without a co_await,
+// ownership of the frame, symmetric transfer (constant stack in long chains).
 #include <doctest/doctest.h>
 
+#include <pools/coroutines/fork_scope.hpp>
 #include <pools/coroutines/sync_wait.hpp>
 #include <pools/coroutines/task.hpp>
 #include <pools/coroutines/thread_pool.hpp>
@@ -128,6 +129,35 @@ TEST_CASE("task: co_await on an empty task throws std::invalid_argument") {
     co_return co_await std::move(empty);
   };
   CHECK_THROWS_AS(pc::sync_wait(pool, run()), std::invalid_argument);
+}
+
+TEST_CASE("task: result() of a finished task is its value or exception; of any other, an error") {
+  pc::thread_pool pool(1);
+  auto run = []() -> pc::task<int> {
+    pc::task<int> t = forty_two();
+    CHECK_THROWS_WITH_AS(std::move(t).result(),
+                         "pools::coroutines::task: result() of a task that has not finished",
+                         std::invalid_argument);  // not run yet: nothing is touched
+    const int awaited = co_await std::move(t);
+    CHECK(awaited == 42);
+    pc::task<std::unique_ptr<int>> box = boxed(7);
+    pc::fork_scope scope;
+    co_await scope.call(box);
+    co_await scope.join();
+    const std::unique_ptr<int> got = std::move(box).result();  // moved out: move-only works
+    REQUIRE(got != nullptr);
+    CHECK(*got == 7);
+    pc::task<std::string> failed = fails("inside");
+    try {
+      co_await std::move(failed);
+    } catch (const std::runtime_error&) {
+    }
+    CHECK_THROWS_WITH_AS(std::move(failed).result(), "inside", std::runtime_error);
+    pc::task<int> empty;
+    CHECK_THROWS_AS(std::move(empty).result(), std::invalid_argument);
+    co_return 1;
+  };
+  CHECK(pc::sync_wait(pool, run()) == 1);
 }
 
 namespace {

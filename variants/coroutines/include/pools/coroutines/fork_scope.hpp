@@ -9,7 +9,7 @@
 //     co_await scope.fork(a);      // run a now; a thief may take the rest of fib meanwhile
 //     co_await scope.call(b);      // run b now, on whichever worker fib is on by then
 //     co_await scope.join();       // wait for a (free if nobody took fib)
-//     co_return co_await std::move(a) + co_await std::move(b);   // finished: results at once
+//     co_return std::move(a).result() + std::move(b).result();   // finished: results at once
 //   }
 //
 // What happens at `co_await scope.fork(a)`: the parent suspends, pushes *its own handle* (its
@@ -44,7 +44,8 @@
 //  * A child's exception does not propagate at fork or call: the child runs to its end, the
 //    first exception of any child of the scope is rethrown by join(), after every child has
 //    finished (no child outlives the join, so references the children hold stay valid).
-//  * Results are read after join(): `co_await std::move(t)` on a finished task returns at once.
+//  * Results are read after join(): `std::move(t).result()`, or `co_await std::move(t)`, which
+//    returns at once on a finished task but is a suspension point all the same (task.hpp).
 //  * Must run on a pool's thread (sync_wait, spawn or schedule() starts a task there). On the
 //    tuned thread_pool the continuation goes onto the worker's own deque; on any other pool (the
 //    textbook_pool) through its enqueue(), and every join then takes the counter's atomic path.

@@ -9,7 +9,7 @@
 //     co_await scope.fork(a);
 //     co_await scope.call(b);
 //     co_await scope.join();
-//     co_return co_await std::move(a) + co_await std::move(b);
+//     co_return std::move(a).result() + std::move(b).result();
 //   }                                                             // b, then a, popped
 //   std::uint64_t r = sync_wait(pool, fib(30));
 //
@@ -216,6 +216,14 @@ class [[nodiscard]] stack_task {
   /// Runs the task (if not yet run) and returns its result or rethrows its exception. The frame
   /// stays until the task object is destroyed.
   awaiter operator co_await() && noexcept { return awaiter{h_}; }
+
+  /// As task<T>::result(): the result of a finished task (after its fork_scope's join), without
+  /// the suspension point of a co_await; std::invalid_argument if it has not finished.
+  T result() && {
+    if (!is_ready()) [[unlikely]]
+      detail::throw_invalid_task("pools::coroutines::stack_task: result() of a task that has not finished");
+    return h_.promise().take_result();
+  }
 
   /// For fork_scope and sync_wait: the owned handle.
   handle_type handle() const noexcept { return h_; }

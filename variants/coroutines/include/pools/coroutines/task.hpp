@@ -262,6 +262,17 @@ class [[nodiscard]] task {
   /// object still owns the frame afterwards and frees it when it goes out of scope.
   awaiter operator co_await() && noexcept { return awaiter{h_}; }
 
+  /// The result of a task that has already finished (a fork_scope's child after the join), moved
+  /// out, or its exception rethrown; std::invalid_argument if it has not finished. The same value
+  /// as `co_await std::move(t)`, but a plain call: a co_await is a suspension point even when it
+  /// does not suspend, so the coroutine stores its awaiter and its resume point in the frame at
+  /// each one (docs/optimizations.md, rung 22, counts what that costs).
+  T result() && {
+    if (!is_ready()) [[unlikely]]
+      detail::throw_invalid_task("pools::coroutines::task: result() of a task that has not finished");
+    return h_.promise().take_result();
+  }
+
   /// For the library's own awaitables (when_all, spawn, sync_wait): the owned handle.
   handle_type handle() const noexcept { return h_; }
   /// Gives up ownership: the caller now destroys the frame (spawn hands it to the pool).
