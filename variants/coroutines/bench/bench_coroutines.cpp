@@ -113,6 +113,16 @@ pc::task<std::uint64_t> wf_nqueens(int n, queens_board board) {
   co_return sum;
 }
 
+// The sum of k finished children's results, for the stack_task forms below: a plain function, so
+// the loop keeps its counter and its sum in registers; in a coroutine's body they are locals of
+// the frame, and GCC stores them there at every step.
+template <class Tasks>
+std::uint64_t sum_results(Tasks& tasks, std::size_t k) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < k; ++i) sum += std::move(tasks[i]).result();
+  return sum;
+}
+
 // The same three, work-first with frames on the worker's stack of frames (stack_task.hpp; the
 // `framestack` line of flavours.txt, POOLS_BENCH_FORK=framestack): the same forks, calls and
 // joins as above, and the results read by result(), a plain call, where a co_await is a
@@ -147,9 +157,7 @@ pc::stack_task<std::uint64_t> st_skynet(std::uint64_t first, std::uint64_t size)
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) co_await scope.fork(parts[i]);
   co_await scope.call(parts.back());
   co_await scope.join();
-  std::uint64_t sum = 0;
-  for (auto& p : parts) sum += std::move(p).result();
-  co_return sum;
+  co_return sum_results(parts, parts.size());
 }
 
 pc::stack_task<std::uint64_t> st_nqueens(int n, queens_board board) {
@@ -164,9 +172,7 @@ pc::stack_task<std::uint64_t> st_nqueens(int n, queens_board board) {
   for (std::size_t i = 0; i + 1 < k; ++i) co_await scope.fork(children[i]);
   co_await scope.call(children[k - 1]);
   co_await scope.join();
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < k; ++i) sum += std::move(children[i]).result();
-  co_return sum;
+  co_return sum_results(children, k);
 }
 
 // POOLS_BENCH_FORK: fib, skynet and nqueens through when_all (helpfirst, the default), through

@@ -76,12 +76,11 @@ class fork_state {
   }
 
   /// After the join: rethrows the first child exception, if any, and resets for the next join.
+  /// The test is inlined into every join; the throw is out of line (cold), which keeps this small
+  /// enough to inline.
   void rethrow_if_error() {
-    if (error_ != nullptr) [[unlikely]] {
-      // relaxed: every child has arrived (the join), so no other thread touches the flag now.
-      failed_.store(false, std::memory_order_relaxed);
-      std::rethrow_exception(std::exchange(error_, nullptr));
-    }
+    if (error_ != nullptr) [[unlikely]]
+      rethrow_error();
   }
 
  private:
@@ -91,6 +90,12 @@ class fork_state {
       std::coroutine_handle<> parent, const std::exception_ptr& error) noexcept {
     note_error(error);
     return child_done(parent, std::exception_ptr());
+  }
+
+  [[noreturn, gnu::noinline, gnu::cold]] void rethrow_error() {
+    // relaxed: every child has arrived (the join), so no other thread touches the flag now.
+    failed_.store(false, std::memory_order_relaxed);
+    std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
   /// Cases 2 and 3 of child_done: the parent was taken by someone else. `popped` is the item
