@@ -114,8 +114,8 @@ pc::task<std::uint64_t> wf_nqueens(int n, queens_board board) {
 }
 
 // The sum of k finished children's results, for the stack_task forms below: a plain function, so
-// the loop keeps its counter and its sum in registers; in a coroutine's body they are locals of
-// the frame, and GCC stores them there at every step.
+// the loop keeps its counter and its sum in registers; in a coroutine's body they would be locals
+// of the frame, and GCC 12 stores those there at every step.
 template <class Tasks>
 std::uint64_t sum_results(Tasks& tasks, std::size_t k) {
   std::uint64_t sum = 0;
@@ -125,10 +125,10 @@ std::uint64_t sum_results(Tasks& tasks, std::size_t k) {
 
 // The same three, work-first with frames on the worker's stack of frames (stack_task.hpp; the
 // `framestack` line of flavours.txt, POOLS_BENCH_FORK=framestack): the same forks, calls and
-// joins as above, and the results read by result(), a plain call, where a co_await is a
-// suspension point (task.hpp). A stack_task is not assigned, so skynet's ten children are
-// initialised in place, and nqueens's in a stack_task_array (made in order, destroyed in reverse:
-// LIFO).
+// joins as above; the results are read by result(), a plain call, where a co_await is a
+// suspension point (task.hpp), even when it does not suspend. A stack_task is not assigned, so
+// skynet's ten children are initialised in place, and nqueens's in a stack_task_array (made in
+// order, destroyed in reverse: LIFO).
 pc::stack_task<std::uint64_t> st_fib(int n) {
   if (n < 2) co_return static_cast<std::uint64_t>(n);
   pc::stack_task<std::uint64_t> a = st_fib(n - 1), b = st_fib(n - 2);

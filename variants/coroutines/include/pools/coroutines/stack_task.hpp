@@ -217,8 +217,9 @@ class [[nodiscard]] stack_task {
   /// stays until the task object is destroyed.
   awaiter operator co_await() && noexcept { return awaiter{h_}; }
 
-  /// As task<T>::result(): the result of a finished task (after its fork_scope's join), without
-  /// the suspension point of a co_await; std::invalid_argument if it has not finished.
+  /// As task<T>::result(): the result of a finished task without the suspension point of a
+  /// co_await; std::invalid_argument if it has not run to its end. A forked child only after the
+  /// join.
   T result() && {
     if (!is_ready()) [[unlikely]]
       detail::throw_invalid_task("pools::coroutines::stack_task: result() of a task that has not finished");

@@ -17,7 +17,8 @@
 // spawned task hands its frame to the pool, which destroys it when the coroutine finishes.
 //
 // Exceptions: an exception escaping the body is stored in the promise and rethrown from the
-// co_await that waits for the task (or from sync_wait, or from the when_all that ran it).
+// co_await that waits for the task (or from sync_wait, or from the when_all that ran it, or from
+// result()).
 //
 // Stop token (stop_token.hpp, docs/cancellation.md): each promise holds a pointer to the
 // std::stop_token its task runs under, or null. A task awaited with `co_await` inherits its
@@ -263,10 +264,12 @@ class [[nodiscard]] task {
   awaiter operator co_await() && noexcept { return awaiter{h_}; }
 
   /// The result of a task that has already finished (a fork_scope's child after the join), moved
-  /// out, or its exception rethrown; std::invalid_argument if it has not finished. The same value
-  /// as `co_await std::move(t)`, but a plain call: a co_await is a suspension point even when it
-  /// does not suspend, so the coroutine stores its awaiter and its resume point in the frame at
-  /// each one (docs/optimizations.md, rung 22, counts what that costs).
+  /// out, or its exception rethrown: the same as `co_await std::move(t)`, but a plain call. A
+  /// co_await is a suspension point even when it does not suspend, and GCC stores its awaiter and
+  /// the value it resumes with in the frame (docs/optimizations.md, rung 22, counts what that
+  /// costs). A task never run, or empty: std::invalid_argument. A forked child only after the
+  /// join: before it, the child may still be running on another thread, and reading whether it
+  /// finished would race with its end. The value is moved out: a second call gets what is left.
   T result() && {
     if (!is_ready()) [[unlikely]]
       detail::throw_invalid_task("pools::coroutines::task: result() of a task that has not finished");
