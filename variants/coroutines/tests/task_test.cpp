@@ -134,25 +134,31 @@ TEST_CASE("task: co_await on an empty task throws std::invalid_argument") {
 TEST_CASE("task: result() of a finished task is its value or exception; of any other, an error") {
   pc::thread_pool pool(1);
   auto run = []() -> pc::task<int> {
-    pc::task<int> t = forty_two();
-    CHECK_THROWS_WITH_AS(std::move(t).result(),
+    pc::task<int> unrun = forty_two();
+    CHECK_THROWS_WITH_AS(std::move(unrun).result(),
                          "pools::coroutines::task: result() of a task that has not finished",
-                         std::invalid_argument);  // not run yet: nothing is touched
-    const int awaited = co_await std::move(t);
-    CHECK(awaited == 42);
+                         std::invalid_argument);  // not run: nothing is touched
+    pc::task<int> t = forty_two();
     pc::task<std::unique_ptr<int>> box = boxed(7);
     pc::fork_scope scope;
+    co_await scope.fork(t);
     co_await scope.call(box);
     co_await scope.join();
+    CHECK(std::move(t).result() == 42);
     const std::unique_ptr<int> got = std::move(box).result();  // moved out: move-only works
     REQUIRE(got != nullptr);
     CHECK(*got == 7);
     pc::task<std::string> failed = fails("inside");
+    pc::fork_scope failing;
+    co_await failing.call(failed);
+    bool threw = false;
     try {
-      co_await std::move(failed);
+      co_await failing.join();
     } catch (const std::runtime_error&) {
+      threw = true;
     }
-    CHECK_THROWS_WITH_AS(std::move(failed).result(), "inside", std::runtime_error);
+    CHECK(threw);
+    CHECK_THROWS_WITH_AS(std::move(failed).result(), "inside", std::runtime_error);  // again
     pc::task<int> empty;
     CHECK_THROWS_AS(std::move(empty).result(), std::invalid_argument);
     co_return 1;
