@@ -127,8 +127,13 @@ bool a_thread_started_since(const std::set<std::string>& before) {
 
 // Fix 2 on a pool with no thread (blocking_pool(0)): this thread runs every task, oldest first.
 // Returns "" when fib_continuation(n) is continuations all the way down, else what it did instead.
+//
+// On a failure the pool is abandoned, not destroyed, and done writes into a shared record, not
+// into this frame: a submission that started threads of its own may still call done, or post,
+// after this function has returned. Destroying the pool would run its queued tasks (the
+// destructor drains) and wake those threads into a pool being freed.
 std::string fix2_step_by_step(int n) {
-  exercise::blocking_pool pool(0);
+  auto pool = std::make_unique<blocking_pool>(0);
   const std::uint64_t expected_tasks =
       2 * static_cast<std::uint64_t>(fib_reference(n + 1)) - 2;  // calls - root
   const std::string what = "fib_continuation(" + std::to_string(n) + ") on a pool with no thread";
@@ -136,37 +141,53 @@ std::string fix2_step_by_step(int n) {
                          "a task waited: on a pool with no thread nothing else can run what it waits for, so "
                          "fix 2 must not wait at all");
   const std::set<std::string> threads_before = thread_ids();
-  int calls = 0;
-  long value = -1;
-  std::uint64_t ran = 0, ran_before_done = 0;
-  std::size_t queued_at_done = 0;
-  exercise::fib_continuation(pool, n, [&](long v) {
-    ++calls;
-    value = v;
-    ran_before_done = ran;
-    queued_at_done = pool.queued();
+  // What done saw; written by the task that calls it (this thread, unless the submission cheats).
+  struct record {
+    std::atomic<int> calls{0};
+    std::atomic<long> value{-1};
+    std::atomic<std::uint64_t> ran{0}, ran_before_done{0};
+    std::atomic<std::size_t> queued_at_done{0};
+  };
+  const auto seen = std::make_shared<record>();
+  blocking_pool* const p = pool.get();  // outlives every task: destroyed only after a clean run
+  exercise::fib_continuation(*pool, n, [seen, p](long v) {
+    seen->value = v;
+    seen->ran_before_done = seen->ran.load();
+    seen->queued_at_done = p->queued();
+    ++seen->calls;
   });
-  if (calls != 0)
-    return what + ": done was called before any task ran (the answer was computed by the caller)";
-  if (pool.posted() != 2) {
-    return what + ": the call posted " + std::to_string(pool.posted()) +
-           " task(s); it must post exactly its two children and return";
+  const auto fail = [&pool](std::string why) {
+    (void)pool.release();  // abandoned on purpose: see above
+    abandoned_a_pool = true;
+    return why;
+  };
+  if (seen->calls != 0)
+    return fail(what + ": done was called before any task ran (the answer was computed by the caller)");
+  if (pool->posted() != 2) {
+    return fail(what + ": the call posted " + std::to_string(pool->posted()) +
+                " task(s); it must post exactly its two children and return");
   }
-  while (ran <= expected_tasks && pool.run_oldest()) {
-    ++ran;
+  while (seen->ran <= expected_tasks && pool->run_oldest()) {
+    ++seen->ran;
     if (a_thread_started_since(threads_before)) {
-      return what + ": a task started a thread of its own (a wait moved to another thread is still a wait)";
+      return fail(what +
+                  ": a task started a thread of its own (a wait moved to another thread is still a wait)");
     }
   }
-  if (calls != 1) return what + ": done was called " + std::to_string(calls) + " times, not once";
+  const int calls = seen->calls;
+  const long value = seen->value;
+  const std::uint64_t ran = seen->ran, ran_before_done = seen->ran_before_done;
+  const std::size_t queued_at_done = seen->queued_at_done;
+  if (calls != 1) return fail(what + ": done was called " + std::to_string(calls) + " times, not once");
   if (value != fib_reference(n)) {
-    return what + ": done got " + std::to_string(value) + ", expected " + std::to_string(fib_reference(n));
+    return fail(what + ": done got " + std::to_string(value) + ", expected " +
+                std::to_string(fib_reference(n)));
   }
   if (ran != expected_tasks || queued_at_done != 0 || ran_before_done + 1 != expected_tasks) {
-    return what + ": done was called by task " + std::to_string(ran_before_done + 1) + " with " +
-           std::to_string(queued_at_done) + " task(s) still queued, of " + std::to_string(ran) +
-           " run; one task per call (" + std::to_string(expected_tasks) +
-           ") and done from the last of them: the answer must come from the children";
+    return fail(what + ": done was called by task " + std::to_string(ran_before_done + 1) + " with " +
+                std::to_string(queued_at_done) + " task(s) still queued, of " + std::to_string(ran) +
+                " run; one task per call (" + std::to_string(expected_tasks) +
+                ") and done from the last of them: the answer must come from the children");
   }
   return "";
 }
