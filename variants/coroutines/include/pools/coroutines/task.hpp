@@ -266,8 +266,8 @@ class [[nodiscard]] task {
   /// The result of a task that has already finished (a fork_scope's child after the join), moved
   /// out, or its exception rethrown: the same as `co_await std::move(t)`, but a plain call. A
   /// co_await is a suspension point even when it does not suspend, and GCC stores its awaiter and
-  /// the value it resumes with in the frame (docs/optimizations.md, rung 22, counts what that
-  /// costs). A task never run, or empty: std::invalid_argument. A forked child only after the
+  /// the value it resumes with in the frame (docs/results/history/optimizations.md has the
+  /// count). A task never run, or empty: std::invalid_argument. A forked child only after the
   /// join: before it, the child may still be running on another thread, and reading whether it
   /// finished would race with its end. The value is moved out: a second call gets what is left.
   T result() && {
