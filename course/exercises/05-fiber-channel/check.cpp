@@ -233,7 +233,10 @@ void mixed_part(course::report& report) {
   report.test("a plain thread and fibers on one channel");
   course::deadline limit("a plain thread and fibers on one channel", 30s,
                          "a waiting thread or fiber that is never woken");
-  constexpr int count = 5'000;
+  // Enough values for every kind of wake-up, few enough that a correct channel that spins (graded
+  // by idle_part, not here) still ends well inside the deadline on a loaded machine: with 5,000 the
+  // spin-yield cheat needed 27 s or more of the 30 s with 4 checks at once on 2 cores.
+  constexpr int count = 1'000;
   pools::fibers::thread_pool pool(1);
   {
     // A plain thread sends; two fibers receive.
@@ -253,7 +256,7 @@ void mixed_part(course::report& report) {
     done.get_future().wait();
     const std::string bad = verify(r, count);
     report.require(bad.empty(),
-                   "a plain thread sends 5000 values to 2 consumer fibers: each received once, in "
+                   "a plain thread sends 1000 values to 2 consumer fibers: each received once, in "
                    "order" +
                        (bad.empty() ? std::string() : ": " + bad));
   }
@@ -263,16 +266,23 @@ void mixed_part(course::report& report) {
     received r(2, 1);
     r.counts = make_counts(2, count);
     std::atomic<int> left{2};
+    // recv() returns nullopt as soon as close() has set the flag, while the closing fiber may still
+    // be inside close() (the reference notifies after unlocking): the channel must outlive that.
+    std::promise<void> closed;
     for (int p = 0; p < 2; ++p) {
       pool.post([&, p] {
         for (int s = 0; s < count; ++s) ch.send(item{p, s});
-        if (left.fetch_sub(1) == 1) ch.close();
+        if (left.fetch_sub(1) == 1) {
+          ch.close();
+          closed.set_value();
+        }
       });
     }
     consume(ch, r, 0);
+    closed.get_future().wait();
     const std::string bad = verify(r, count);
     report.require(bad.empty(),
-                   "2 producer fibers send 5000 values each to a plain thread: each received once, "
+                   "2 producer fibers send 1000 values each to a plain thread: each received once, "
                    "in order" +
                        (bad.empty() ? std::string() : ": " + bad));
   }
