@@ -241,7 +241,7 @@ TEST_CASE("stack_task: a child's exception is delivered at the join, after every
   CHECK_THROWS_WITH_AS(pc::sync_wait(pool, root_throws(finished)), "awaited", std::runtime_error);
 }
 
-TEST_CASE("stack_task: result() after the join gives a child's value or exception; of a task not run, an error") {
+TEST_CASE("stack_task: result() after the join: a child's value or exception; of an unrun task, an error") {
   pc::thread_pool pool(2);
   for (int round = 0; round < 50; ++round) {
     std::atomic<int> finished{0};
