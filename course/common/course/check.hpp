@@ -67,6 +67,7 @@ class report {
 
   /// Starts the rubric's test `name` (course/exercises/<id>/rubric.json); ends the one before.
   void test(const std::string& name) {
+    std::lock_guard lock(mutex_);
     end_test();
     test_ = name;
     test_open_ = true;
@@ -75,6 +76,7 @@ class report {
 
   /// One requirement of the current test: prints "ok" or "FAIL" and the text; remembers a failure.
   bool require(bool met, const std::string& what) {
+    std::lock_guard lock(mutex_);
     std::cout << (met ? "  ok    " : "  FAIL  ") << what << '\n';
     if (!met) failures_.push_back(what);
     ++checked_;
@@ -86,6 +88,7 @@ class report {
   /// A measured part of the current test: it scores `fraction` (clamped to 0..1) of its points,
   /// the smallest fraction given when there are several; "ok" at 1, "PART" below it.
   void partial(double fraction, const std::string& what) {
+    std::lock_guard lock(mutex_);
     fraction = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
     const char* tag = fraction >= 1 ? "ok    " : "PART  ";
     std::cout << "  " << tag << what << '\n';
@@ -99,12 +102,30 @@ class report {
 
   /// Ends (reports) the current test before work that is not graded: a watchdog that fires in
   /// that work then has no test to abandon, and the graded tests keep their results.
-  void end_graded() { end_test(); }
+  void end_graded() {
+    std::lock_guard lock(mutex_);
+    end_test();
+  }
 
-  bool failed() const { return !failures_.empty(); }
+  bool failed() const {
+    std::lock_guard lock(mutex_);
+    return !failures_.empty();
+  }
 
-  /// Ends the current test as failed with `why` (the watchdog's: a step hung). Nothing after it runs.
+  /// Ends the current test as failed with `why`, for a caller that then ends the process: the
+  /// watchdog (a step hung) or a sanitizer's last callback. It runs on a thread of its own while
+  /// the main thread may be inside require() or a send(), so it takes the lock, and keeps it:
+  /// nothing the main thread reports afterwards reaches the grader, and no line is interleaved.
   void abandon(const std::string& why) {
+    // Bounded: the main thread holds the lock only inside these functions, never while the
+    // submission runs. Should it not come free, the process ends without this line (the test
+    // is then reported as unfinished, which scores it 0 as well).
+    // (try_lock in a loop, not a timed mutex: ThreadSanitizer does not see a timed lock's acquire.)
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!mutex_.try_lock()) {
+      if (std::chrono::steady_clock::now() > give_up) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (!test_open_) return;
     test_passed_ = false;
     test_output_ += "FAIL  " + why + "\n";
@@ -114,6 +135,7 @@ class report {
 
   /// Prints the verdict; the exit status for main: 0 on PASS, 1 on FAIL.
   int finish() {
+    std::lock_guard lock(mutex_);
     end_test();
     send("{\"nonce\":\"" + escaped(nonce_) + "\",\"finish\":\"" + (failures_.empty() ? "PASS" : "FAIL") +
          "\"}");
@@ -128,6 +150,7 @@ class report {
   }
 
  private:
+  // With mutex_ held (every caller above takes it).
   void end_test() {
     if (!test_open_) return;
     test_open_ = false;
@@ -174,6 +197,9 @@ class report {
     return out;
   }
 
+  // The report's state is written by the main thread and, once, by abandon() on another: the
+  // lock orders them.
+  mutable std::mutex mutex_;
   std::string exercise_;
   std::vector<std::string> failures_;
   int result_fd_ = -1;
