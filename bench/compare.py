@@ -36,6 +36,7 @@ import glob
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 
@@ -117,6 +118,25 @@ def read_flavours(variants):
                 FLAVOUR_ONLY[f"{v}/{words[0]}"] = set(only.split(","))
             flavours[f"{v}/{words[0]}"] = env
     return flavours
+
+
+def build_config(build):
+    """{CMAKE_CXX_COMPILER_ID, CMAKE_CXX_COMPILER_VERSION, CMAKE_BUILD_TYPE} of a build directory,
+    as far as it says: the cache has the build type, CMakeCXXCompiler.cmake the compiler."""
+    found = {}
+    files = [os.path.join(build, "CMakeCache.txt")]
+    for root, _, names in os.walk(os.path.join(build, "CMakeFiles")):
+        files += [os.path.join(root, n) for n in names if n == "CMakeCXXCompiler.cmake"]
+    for path in files:
+        try:
+            text = open(path).read()
+        except OSError:
+            continue
+        for key in ("CMAKE_CXX_COMPILER_ID", "CMAKE_CXX_COMPILER_VERSION", "CMAKE_BUILD_TYPE"):
+            m = re.search(rf'^{key}:\w+=(.*)$|^set\({key} "([^"]*)"\)', text, re.M)
+            if m and key not in found:
+                found[key] = (m.group(1) or m.group(2) or "").strip()
+    return found
 
 
 def source_commit(build):

@@ -17,6 +17,21 @@ cancelled out.
                                                     every count that moved (required)
   bench/instructions.py --repeat 5                  measure every path 5 times and show the spread
   bench/instructions.py --smoke                     run every driver natively, small (no valgrind)
+  bench/instructions.py --per-task [--subjects a,b] [--external NAME=BINARY]
+                                                    instructions per task of fib, skynet and nqueens
+                                                    (below); prints a table, guards nothing
+
+Per task. Besides the drivers' paths, the guard counts whole workloads of the pools' best
+fork-join form (GUARDED_SUBJECTS, "coroutines/framestack:fib" and so on): the bench CLI that every
+subject shares runs on one thread, one repetition, no warm-up, under callgrind, at two sizes,
+
+  <binary> --workload <w> --n <n> --threads 1 --reps 1 --warmup 0
+  per task = (count at n - count at n0) / (tasks at n - tasks at n0)
+
+with fib 22 and 1 (fib(n) makes 2·F(n+1) - 1 calls), skynet 100000 and 10 ((10·n - 1)/9 nodes)
+and nqueens 9 and 1 (the root and every legal placement). --per-task counts the same for any
+subject of bench/compare.py, and for a driver built outside the repository that speaks the same
+CLI (--external libfork=/path/to/bench_libfork: how docs/optimizations.md compares with peers).
 
 Counts depend on the compiler, its flags and the libraries: the baseline is for the release preset
 (GCC 12, Debian 12) and records the toolchain it was made with.
@@ -26,18 +41,20 @@ import concurrent.futures
 import datetime
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from compare import source_commit
+from compare import build_config, source_commit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASELINE = os.path.join(HERE, "instructions-baseline.json")
 VARIANTS = ["coroutines", "fibers", "futures", "reactor"]
 N1, N2 = 5000, 25000  # operations of the two runs; the difference is what is reported
+# Whole workloads: (n, n0) of the two runs, and the subjects the guard counts them for.
+WORKLOADS = {"fib": (22, 1), "skynet": (100_000, 10), "nqueens": (9, 1)}
+GUARDED_SUBJECTS = ["coroutines/framestack"]
 TOLERANCE = 3.0  # per cent a count may grow before the guard fails
 MOVED = 0.1  # per cent: on --update, a count that moved less keeps its old "why"
 
@@ -62,6 +79,81 @@ def drivers(build):
         fail(f"no instr_<variant> driver in {build}/bench/instructions "
              f"(cmake --build {build} --target instr_drivers; they need Debian's valgrind package)")
     return found
+
+
+def fib_calls(n):
+    a, b = 0, 1  # F(0), F(1)
+    for _ in range(n + 1):
+        a, b = b, a + b
+    return 2 * a - 1  # a = F(n + 1)
+
+
+def nqueens_nodes(n, cols=()):
+    """Nodes of the search tree below `cols`: it and every legal placement (queens_board::can_place)."""
+    row = len(cols)
+    if row == n:
+        return 1
+    return 1 + sum(nqueens_nodes(n, cols + (c,)) for c in range(n)
+                   if all(cols[r] != c and abs(cols[r] - c) != row - r for r in range(row)))
+
+
+def tasks(workload, n):
+    """The tasks one run of the workload makes: calls, nodes of the tree, placements."""
+    if workload == "fib":
+        return fib_calls(n)
+    if workload == "skynet":
+        return (10 * n - 1) // 9
+    return nqueens_nodes(n)
+
+
+def workload_subjects(build, subjects, external):
+    """{"<subject>:<workload>": ("workload", binary, env, workload)} for compare.py's subjects and
+    for external drivers (NAME=BINARY)."""
+    import compare  # the subjects' binaries and flavours, as compare.py finds them
+    variants_file = os.path.join(build, "pools_variants.txt")
+    variants = [l.strip() for l in open(variants_file) if l.strip()] if os.path.exists(variants_file) else VARIANTS
+    flavours = compare.read_flavours(variants)
+    found = {}
+    for s in subjects:
+        if "/" in s and s not in flavours:
+            fail(f"'{s}' is not a subject: a flavour is <variant>/<label> of variants/<variant>/bench/flavours.txt")
+        binary = compare.find_binary(build, s)
+        if binary is None:
+            fail(f"no bench_{s.split('/')[0]} in {build} (cmake --build {build} --target bench_{s.split('/')[0]})")
+        for w in WORKLOADS:
+            found[f"{s}:{w}"] = ("workload", binary, flavours.get(s, {}), w)
+    for e in external:
+        name, _, binary = e.partition("=")
+        if not name or not binary:
+            fail(f"--external takes NAME=BINARY, got '{e}'")
+        if not os.access(binary, os.X_OK):
+            fail(f"--external {name}: {binary} is not an executable")
+        for w in WORKLOADS:
+            found[f"{name}:{w}"] = ("workload", os.path.abspath(binary), {}, w)
+    return found
+
+
+def whole_run(binary, env, workload, n, workdir):
+    """Instructions callgrind counted in one whole run of the bench CLI on one thread."""
+    out = os.path.join(workdir, f"{os.path.basename(binary)}.{workload}.{n}.{len(env)}.out")
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--workload", workload,
+           "--n", str(n), "--threads", "1", "--reps", "1", "--warmup", "0"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    if p.returncode != 0:
+        setting = "".join(f"{k}={v} " for k, v in env.items())
+        raise RuntimeError(f"{setting}{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    with open(out) as f:
+        totals = [line for line in f if line.startswith("totals:")]
+    if not totals:
+        raise RuntimeError(f"{out}: no totals line")
+    return int(totals[-1].split()[1])
+
+
+def per_task(binary, env, workload, workdir):
+    """Instructions of one task: the difference of two whole runs over the difference in tasks."""
+    n, n0 = WORKLOADS[workload]
+    return (whole_run(binary, env, workload, n, workdir) - whole_run(binary, env, workload, n0, workdir)) / (
+        tasks(workload, n) - tasks(workload, n0))
 
 
 def collected(binary, path, n, workdir):
@@ -93,10 +185,13 @@ def measure(paths, repeat, jobs):
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
             futures = {}
             for k in range(repeat):
-                for name, (binary, path, ops) in paths.items():
-                    sub = os.path.join(workdir, f"r{k}")
+                for name, entry in paths.items():
+                    sub = os.path.join(workdir, f"r{k}", name.replace("/", "_").replace(":", "_"))
                     os.makedirs(sub, exist_ok=True)
-                    futures[ex.submit(per_operation, binary, path, ops, sub)] = name
+                    if entry[0] == "workload":
+                        futures[ex.submit(per_task, *entry[1:], sub)] = name
+                    else:
+                        futures[ex.submit(per_operation, *entry, sub)] = name
             for fut in concurrent.futures.as_completed(futures):
                 results[futures[fut]].append(fut.result())
     return results
@@ -104,19 +199,7 @@ def measure(paths, repeat, jobs):
 
 def toolchain(build):
     """What the counts depend on besides the code: compiler, build type, valgrind."""
-    found = {}
-    files = [os.path.join(build, "CMakeCache.txt")]
-    for root, _, names in os.walk(os.path.join(build, "CMakeFiles")):
-        files += [os.path.join(root, n) for n in names if n == "CMakeCXXCompiler.cmake"]
-    for path in files:  # the cache has the build type; CMakeCXXCompiler.cmake the compiler
-        try:
-            text = open(path).read()
-        except OSError:
-            continue
-        for key in ("CMAKE_CXX_COMPILER_ID", "CMAKE_CXX_COMPILER_VERSION", "CMAKE_BUILD_TYPE"):
-            m = re.search(rf'^{key}:\w+=(.*)$|^set\({key} "([^"]*)"\)', text, re.M)
-            if m and key not in found:
-                found[key] = (m.group(1) or m.group(2) or "").strip()
+    found = build_config(build)
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
     return (f"{found.get('CMAKE_CXX_COMPILER_ID', '?')} {found.get('CMAKE_CXX_COMPILER_VERSION', '?')}, "
             f"{found.get('CMAKE_BUILD_TYPE', '?')}, {valgrind}")
@@ -125,6 +208,7 @@ def toolchain(build):
 def smoke(paths):
     """Every driver natively on a few thousand operations: it runs, and checks its own result."""
     failed = 0
+    paths = {name: entry for name, entry in paths.items() if entry[0] != "workload"}
     for name, (binary, path, _) in sorted(paths.items()):
         p = subprocess.run([binary, path, "3000"], capture_output=True, text=True, timeout=60)
         ok = p.returncode == 0
@@ -140,13 +224,13 @@ def smoke(paths):
 def compare(counts, baseline, tolerance, partial):
     """Prints each path against the baseline; returns the paths that grew beyond the tolerance."""
     grown, missing = [], []
-    print(f"{'path':<24} {'baseline':>10} {'now':>10} {'change':>8}")
+    print(f"{'path':<32} {'baseline':>10} {'now':>10} {'change':>8}")
     for name in sorted(counts):
         now = counts[name]
         entry = baseline["paths"].get(name)
         if entry is None:
             missing.append(name)
-            print(f"{name:<24} {'—':>10} {now:>10.1f}   not in the baseline")
+            print(f"{name:<32} {'—':>10} {now:>10.1f}   not in the baseline")
             continue
         was = entry["instructions"]
         change = (now - was) / was * 100
@@ -156,10 +240,10 @@ def compare(counts, baseline, tolerance, partial):
             verdict = f"  GREW more than {tolerance:g} %"
         elif change < -tolerance:
             verdict = "  fell: --update keeps the gain guarded"
-        print(f"{name:<24} {was:>10.1f} {now:>10.1f} {change:>+7.2f} %{verdict}")
+        print(f"{name:<32} {was:>10.1f} {now:>10.1f} {change:>+7.2f} %{verdict}")
     gone = [] if partial else sorted(set(baseline["paths"]) - set(counts))
     for name in gone:
-        print(f"{name:<24} in the baseline but not measured (driver or path missing)")
+        print(f"{name:<32} in the baseline but not measured (driver or path missing)")
     return grown, missing + gone
 
 
@@ -177,11 +261,13 @@ def update(path, counts, old, why, build, partial):
         else:
             entries[name] = {"instructions": now, "why": why, "source": commit, "date": date}
     data = {
-        "about": "Instructions per operation on one worker thread, counted by callgrind; "
+        "about": "Instructions per operation on one worker thread (<subject>:<workload>: per task of a "
+                 "whole one-thread run), counted by callgrind; "
                  "bench/instructions.py compares and rewrites this file (bench/README.md, "
                  "'The instruction-count guard').",
         "toolchain": toolchain(build),
         "n": [N1, N2],
+        "workloads": {w: list(sizes) for w, sizes in WORKLOADS.items()},
         "tolerance_percent": TOLERANCE,
         "paths": dict(sorted(entries.items())),
     }
@@ -189,6 +275,23 @@ def update(path, counts, old, why, build, partial):
         json.dump(data, f, indent=2, ensure_ascii=False)
         f.write("\n")
     print(f"wrote {os.path.relpath(path)}")
+
+
+def print_per_task(paths, args):
+    """--per-task: a table of instructions per task, subjects by workload (and --json)."""
+    results = measure(paths, args.repeat, args.jobs)
+    counts = {name: sorted(v)[len(v) // 2] for name, v in results.items()}
+    subjects = list(dict.fromkeys(name.rsplit(":", 1)[0] for name in paths))
+    print(f"instructions per task, one thread ({', '.join(f'{w}({n}) - {w}({n0})' for w, (n, n0) in WORKLOADS.items())})")
+    print(f"{'subject':<28}" + "".join(f"{w:>10}" for w in WORKLOADS))
+    for s in subjects:
+        print(f"{s:<28}" + "".join(f"{counts[f'{s}:{w}']:>10.1f}" for w in WORKLOADS))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"toolchain": toolchain(args.build), "commit": source_commit(args.build),
+                       "workloads": {w: list(sizes) for w, sizes in WORKLOADS.items()},
+                       "results": results}, f, indent=2)
+    return 0
 
 
 def main():
@@ -202,6 +305,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="valgrind runs at once")
     ap.add_argument("--smoke", action="store_true", help="run every driver natively, small; no valgrind")
     ap.add_argument("--json", help="also write the measured counts to this file")
+    ap.add_argument("--per-task", action="store_true",
+                    help="instructions per task of fib, skynet and nqueens for --subjects and --external; no guard")
+    ap.add_argument("--subjects", help="with --per-task: compare.py's subjects (default: %s)" % ",".join(GUARDED_SUBJECTS))
+    ap.add_argument("--external", action="append", default=[], metavar="NAME=BINARY",
+                    help="with --per-task: a driver built outside the repository with the bench CLI (repeatable)")
     args = ap.parse_args()
     if args.update and not (args.why or "").strip():
         fail("--update needs --why \"what changed the counts\": the baseline keeps one line per count "
@@ -211,7 +319,17 @@ def main():
     if args.repeat < 1 or args.jobs < 1:
         fail("--repeat and --jobs must be positive")
 
-    paths = drivers(args.build)
+    if (args.subjects or args.external) and not args.per_task:
+        fail("--subjects and --external go with --per-task")
+    if args.per_task:
+        if args.update or args.paths or args.smoke:
+            fail("--per-task only counts and prints: not with --update, --paths or --smoke")
+        if shutil.which("valgrind") is None:
+            fail("valgrind not found (Debian: valgrind)")
+        subjects = [s for s in (args.subjects or ",".join(GUARDED_SUBJECTS)).split(",") if s]
+        return print_per_task(workload_subjects(args.build, subjects, args.external), args)
+
+    paths = {**drivers(args.build), **workload_subjects(args.build, GUARDED_SUBJECTS, [])}
     if args.paths:
         wanted = args.paths.split(",")
         for w in wanted:
@@ -226,10 +344,10 @@ def main():
     results = measure(paths, args.repeat, args.jobs)
     counts = {name: sorted(v)[len(v) // 2] for name, v in results.items()}
     if args.repeat > 1:
-        print(f"{'path':<24} {'min':>10} {'max':>10} {'spread':>9}   ({args.repeat} measurements each)")
+        print(f"{'path':<32} {'min':>10} {'max':>10} {'spread':>9}   ({args.repeat} measurements each)")
         for name in sorted(results):
             lo, hi = min(results[name]), max(results[name])
-            print(f"{name:<24} {lo:>10.2f} {hi:>10.2f} {(hi - lo) / lo * 100:>8.4f} %")
+            print(f"{name:<32} {lo:>10.2f} {hi:>10.2f} {(hi - lo) / lo * 100:>8.4f} %")
         print()
     if args.json:
         with open(args.json, "w") as f:

@@ -740,6 +740,8 @@ def main(argv=None):
         "date": started.strftime("%Y-%m-%d"),
         "time": started.strftime("%H:%M"),
         "machine": meta["machine"],
+        "compiler": " ".join(v for k, v in sorted(compare.build_config(args.build).items())
+                             if k.startswith("CMAKE_CXX_COMPILER")) or "unknown",
         "cpu": meta["cpu"],
         "nproc": nproc,
         "load_average": f"{min(load):.1f}-{max(load):.1f}" if load else "unknown",

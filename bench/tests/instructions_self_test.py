@@ -9,7 +9,8 @@ baseline in WORK_DIR:
 - the count lowered by 5 % (as if the code had grown by 5.3 %) fails with exit 1, naming the path
   and the growth;
 - --update without --why is refused (exit 2) and leaves the file as it was;
-- --update --why rewrites the moved count with that why and keeps the other entries' why.
+- --update --why rewrites the moved count with that why and keeps the other entries' why;
+- --per-task prints stack_task's per-task counts (the guard's) and refuses wrong arguments.
 """
 import json
 import os
@@ -70,6 +71,28 @@ def main():
     others = [k for k in committed["paths"] if k != PATH]
     expect(all(updated["paths"].get(k, {}).get("why") == committed["paths"][k]["why"] for k in others) and others,
            "the counts not measured keep their why")
+
+    # --per-task: a table of whole workloads, and its wrong arguments said as such (exit 2).
+    def run(*extra):
+        cmd = [sys.executable, GUARD, "--build", build, *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+
+    p = run("--subjects", "fibers")
+    expect(p.returncode == 2 and "--per-task" in p.stderr, f"--subjects without --per-task is refused ({p.stderr.strip()})")
+    p = run("--per-task", "--subjects", "coroutines/no_such_flavour")
+    expect(p.returncode == 2 and "no_such_flavour" in p.stderr, f"an unknown flavour is named ({p.stderr.strip()})")
+    p = run("--per-task", "--external", "libfork")
+    expect(p.returncode == 2 and "NAME=BINARY" in p.stderr, f"--external without a binary is refused ({p.stderr.strip()})")
+    p = run("--per-task", "--update", "--why", "x")
+    expect(p.returncode == 2, f"--per-task does not rewrite the baseline (exit {p.returncode})")
+    p = run("--per-task", "--subjects", "coroutines/framestack")
+    row = re.search(r"^coroutines/framestack\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)$", p.stdout, re.M)
+    expect(p.returncode == 0 and row is not None, f"--per-task prints a row per subject ({p.stdout[-300:]}{p.stderr[-300:]})")
+    if row:
+        fib = float(row.group(1))
+        was = committed["paths"].get("coroutines/framestack:fib", {}).get("instructions", 0)
+        expect(abs(fib / was - 1) < 0.03 if was else False,
+               f"its fib count is the guard's coroutines/framestack:fib ({fib} against {was})")
     return verdict()
 
 

@@ -5,7 +5,7 @@
 Usage: scaling_smoke_test.py BUILD_DIR OUT_DIR
 - bad arguments exit 2 naming what was wrong;
 - the quick run exits 0 and scaling.json says where its numbers came from (command, commit, date,
-  machine, nproc, load average);
+  machine, compiler, nproc, load average);
 - every requested point of every requested sweep has a value for both subjects, or is a workload
   the subject's own `--list` says it does not support; time per task is the run's time over the
   tasks it makes (fib's calls counted here by recursion); speedup is the one-thread time over
@@ -89,8 +89,9 @@ def main():
     expect(p.returncode == 0, f"scaling.py --quick exits 0 (got {p.returncode}: {p.stderr.strip()[-300:]})")
     data = json.load(open(os.path.join(out, "scaling.json")))
 
-    for k in ("title", "command", "commit", "date", "machine", "load_average"):
+    for k in ("title", "command", "commit", "date", "machine", "compiler", "load_average"):
         expect(isinstance(data.get(k), str) and data[k], f"scaling.json says its {k}")
+    expect(data.get("compiler", "unknown") != "unknown", f"the compiler is the build's ({data.get('compiler')})")
     expect(data.get("nproc") == len(os.sched_getaffinity(0)), "nproc is the CPUs this process may use")
     expect("--quick" in data["command"] and data.get("quick") is True and data.get("rounds") == 2,
            "a quick run: its command, two rounds")
