@@ -78,16 +78,7 @@ FLAT_RANGE = (24, 32)  # fib indices between which the cost per task stays withi
 OVERSUBSCRIBED_LIMIT = 2.0  # time at 4x nproc threads / time at nproc threads
 
 
-def tasks_of(workload, n):
-    """How many tasks one run of `workload` at size n makes: the divisor of "time per task"."""
-    if workload == "fib":  # one task per call: calls(n) = 2 F(n+1) - 1
-        a, b = 0, 1
-        for _ in range(n + 1):
-            a, b = b, a + b
-        return 2 * a - 1
-    if workload == "skynet":  # every node of a tree with fan-out 10 and n leaves
-        return (10 * n - 1) // 9
-    return n  # submit, submit_future, memory: n tasks
+tasks_of = compare.tasks_of  # the divisor of "time per task"
 
 
 def cpus():
