@@ -120,6 +120,26 @@ def read_flavours(variants):
     return flavours
 
 
+def tasks_of(workload, n):
+    """How many tasks one run of `workload` at size n makes (bench/harness): fib one per call,
+    2·F(n+1) − 1; skynet every node of a tree with fan-out 10 and n leaves; nqueens the root and
+    every legal placement; submit, submit_future, memory n."""
+    if workload == "fib":
+        a, b = 0, 1  # F(0), F(1)
+        for _ in range(n + 1):
+            a, b = b, a + b
+        return 2 * a - 1  # a = F(n + 1)
+    if workload == "skynet":
+        return (10 * n - 1) // 9
+    if workload == "nqueens":
+        def below(cols):  # this node and every legal placement under it (queens_board::can_place)
+            row = len(cols)
+            return 1 + sum(below(cols + (c,)) for c in range(n) if row < n
+                           and all(cols[r] != c and abs(cols[r] - c) != row - r for r in range(row)))
+        return below(())
+    return n
+
+
 def build_config(build):
     """{CMAKE_CXX_COMPILER_ID, CMAKE_CXX_COMPILER_VERSION, CMAKE_BUILD_TYPE} of a build directory,
     as far as it says: the cache has the build type, CMakeCXXCompiler.cmake the compiler."""

@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 
-from compare import build_config, source_commit
+from compare import build_config, source_commit, tasks_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASELINE = os.path.join(HERE, "instructions-baseline.json")
@@ -81,31 +81,6 @@ def drivers(build):
     return found
 
 
-def fib_calls(n):
-    a, b = 0, 1  # F(0), F(1)
-    for _ in range(n + 1):
-        a, b = b, a + b
-    return 2 * a - 1  # a = F(n + 1)
-
-
-def nqueens_nodes(n, cols=()):
-    """Nodes of the search tree below `cols`: it and every legal placement (queens_board::can_place)."""
-    row = len(cols)
-    if row == n:
-        return 1
-    return 1 + sum(nqueens_nodes(n, cols + (c,)) for c in range(n)
-                   if all(cols[r] != c and abs(cols[r] - c) != row - r for r in range(row)))
-
-
-def tasks(workload, n):
-    """The tasks one run of the workload makes: calls, nodes of the tree, placements."""
-    if workload == "fib":
-        return fib_calls(n)
-    if workload == "skynet":
-        return (10 * n - 1) // 9
-    return nqueens_nodes(n)
-
-
 def workload_subjects(build, subjects, external):
     """{"<subject>:<workload>": ("workload", binary, env, workload)} for compare.py's subjects and
     for external drivers (NAME=BINARY)."""
@@ -119,13 +94,16 @@ def workload_subjects(build, subjects, external):
             fail(f"'{s}' is not a subject: a flavour is <variant>/<label> of variants/<variant>/bench/flavours.txt")
         binary = compare.find_binary(build, s)
         if binary is None:
-            fail(f"no bench_{s.split('/')[0]} in {build} (cmake --build {build} --target bench_{s.split('/')[0]})")
+            fail(f"'{s}': no bench_{s.split('/')[0]} in {build} (a subject is a variant, a flavour "
+                 f"<variant>/<label> or a reference of bench/compare.py, built in that directory)")
         for w in WORKLOADS:
             found[f"{s}:{w}"] = ("workload", binary, flavours.get(s, {}), w)
     for e in external:
         name, _, binary = e.partition("=")
         if not name or not binary:
             fail(f"--external takes NAME=BINARY, got '{e}'")
+        if any(k.startswith(f"{name}:") for k in found):
+            fail(f"--external {name}: that name is already a subject of this table")
         if not os.access(binary, os.X_OK):
             fail(f"--external {name}: {binary} is not an executable")
         for w in WORKLOADS:
@@ -133,14 +111,12 @@ def workload_subjects(build, subjects, external):
     return found
 
 
-def whole_run(binary, env, workload, n, workdir):
-    """Instructions callgrind counted in one whole run of the bench CLI on one thread."""
-    out = os.path.join(workdir, f"{os.path.basename(binary)}.{workload}.{n}.{len(env)}.out")
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--workload", workload,
-           "--n", str(n), "--threads", "1", "--reps", "1", "--warmup", "0"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+def callgrind(run, out, env=None, options=()):
+    """Instructions callgrind counted in one run of the command `run` (its output file: `out`)."""
+    cmd = ["valgrind", "--tool=callgrind", *options, f"--callgrind-out-file={out}", *run]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
     if p.returncode != 0:
-        setting = "".join(f"{k}={v} " for k, v in env.items())
+        setting = "".join(f"{k}={v} " for k, v in (env or {}).items())
         raise RuntimeError(f"{setting}{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-500:]}")
     with open(out) as f:
         totals = [line for line in f if line.startswith("totals:")]
@@ -149,26 +125,24 @@ def whole_run(binary, env, workload, n, workdir):
     return int(totals[-1].split()[1])
 
 
+def whole_run(binary, env, workload, n, workdir):
+    """Instructions of one whole run of the bench CLI on one thread."""
+    out = os.path.join(workdir, f"{os.path.basename(binary)}.{workload}.{n}.out")
+    return callgrind([binary, "--workload", workload, "--n", str(n), "--threads", "1", "--reps", "1", "--warmup", "0"],
+                     out, env)
+
+
 def per_task(binary, env, workload, workdir):
     """Instructions of one task: the difference of two whole runs over the difference in tasks."""
     n, n0 = WORKLOADS[workload]
     return (whole_run(binary, env, workload, n, workdir) - whole_run(binary, env, workload, n0, workdir)) / (
-        tasks(workload, n) - tasks(workload, n0))
+        tasks_of(workload, n) - tasks_of(workload, n0))
 
 
 def collected(binary, path, n, workdir):
     """Instructions callgrind counted while the driver had counting on, for n operations."""
     out = os.path.join(workdir, f"{os.path.basename(binary)}.{path}.{n}.out")
-    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}",
-           binary, path, str(n)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-500:]}")
-    with open(out) as f:
-        totals = [line for line in f if line.startswith("totals:")]
-    if not totals:
-        raise RuntimeError(f"{out}: no totals line")
-    return int(totals[-1].split()[1])
+    return callgrind([binary, path, str(n)], out, options=["--collect-atstart=no"])
 
 
 def per_operation(binary, path, ops, workdir):
@@ -297,7 +271,7 @@ def print_per_task(paths, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--baseline", default=BASELINE, help="the baseline file (default: %(default)s)")
+    ap.add_argument("--baseline", help=f"the baseline file (default: {os.path.relpath(BASELINE)})")
     ap.add_argument("--update", action="store_true", help="rewrite the baseline from this measurement")
     ap.add_argument("--why", help="with --update: what changed the counts (required)")
     ap.add_argument("--repeat", type=int, default=1, help="measure every path this many times; show the spread")
@@ -322,19 +296,26 @@ def main():
     if (args.subjects or args.external) and not args.per_task:
         fail("--subjects and --external go with --per-task")
     if args.per_task:
-        if args.update or args.paths or args.smoke:
-            fail("--per-task only counts and prints: not with --update, --paths or --smoke")
+        if args.update or args.paths or args.smoke or args.baseline:
+            fail("--per-task only counts and prints: not with --update, --paths, --smoke or --baseline")
         if shutil.which("valgrind") is None:
             fail("valgrind not found (Debian: valgrind)")
-        subjects = [s for s in (args.subjects or ",".join(GUARDED_SUBJECTS)).split(",") if s]
+        subjects = [s for s in (GUARDED_SUBJECTS if args.subjects is None else args.subjects.split(",")) if s]
+        if not subjects and not args.external:
+            fail("--per-task: no subject (--subjects a,b or --external NAME=BINARY)")
         return print_per_task(workload_subjects(args.build, subjects, args.external), args)
+    args.baseline = args.baseline or BASELINE
 
-    paths = {**drivers(args.build), **workload_subjects(args.build, GUARDED_SUBJECTS, [])}
-    if args.paths:
-        wanted = args.paths.split(",")
+    paths = drivers(args.build)
+    # The guard's whole workloads need the bench binary: only when they are to be counted.
+    wanted = args.paths.split(",") if args.paths else None
+    if not args.smoke and (wanted is None or any(":" in w for w in wanted)):
+        paths.update(workload_subjects(args.build, GUARDED_SUBJECTS, []))
+    if wanted:
+        known = sorted(set(paths) | {f"{s}:{w}" for s in GUARDED_SUBJECTS for w in WORKLOADS})
         for w in wanted:
             if w not in paths:
-                fail(f"unknown path '{w}'; known: {', '.join(sorted(paths))}")
+                fail(f"unknown path '{w}'; known: {', '.join(known)}")
         paths = {w: paths[w] for w in wanted}
     if args.smoke:
         return smoke(paths)

@@ -36,7 +36,8 @@ Writes <out>/scaling.json (shaped as a docs/results record: title, command, comm
 machine, load_average, values, tables, plus every point), <out>/scaling.md (the tables and the
 verdicts) and the PNGs when matplotlib is available (Debian: python3-matplotlib). Prints the
 scaling targets as a verdict table; a missed target is a finding, not an error: the exit code is
-1 only when a run failed or timed out, 2 for bad arguments.
+1 only when a run failed or timed out, 2 for bad arguments. --publish RUN_DIR copies a full run
+into docs/results/scaling/; --replot RUN_DIR draws a run's PNGs again from its scaling.json.
 """
 import argparse
 import datetime
@@ -77,16 +78,7 @@ FLAT_RANGE = (24, 32)  # fib indices between which the cost per task stays withi
 OVERSUBSCRIBED_LIMIT = 2.0  # time at 4x nproc threads / time at nproc threads
 
 
-def tasks_of(workload, n):
-    """How many tasks one run of `workload` at size n makes: the divisor of "time per task"."""
-    if workload == "fib":  # one task per call: calls(n) = 2 F(n+1) - 1
-        a, b = 0, 1
-        for _ in range(n + 1):
-            a, b = b, a + b
-        return 2 * a - 1
-    if workload == "skynet":  # every node of a tree with fan-out 10 and n leaves
-        return (10 * n - 1) // 9
-    return n  # submit, submit_future, memory: n tasks
+tasks_of = compare.tasks_of  # the divisor of "time per task"
 
 
 def cpus():
@@ -599,9 +591,13 @@ def plot(name, sweep, nproc, path):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=min(6, max(1, len(labels))), fontsize=8)
+    ncol = min(6, max(1, len(labels)))
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0), ncol=ncol, fontsize=8)
     fig.suptitle(f"pools, {name} sweep ({nproc} CPUs; dashed: references, dotted: textbook pools)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.04 + 0.02 * ((len(labels) - 1) // 6), 1, 0.97))
+    # The axes end above the legend: its rows (about 0.2 in each at 8 pt) and a margin, in inches,
+    # as a fraction of the figure's height, so that no row covers the x-axis labels.
+    rows = (len(labels) + ncol - 1) // ncol
+    fig.tight_layout(rect=(0, (0.15 + 0.2 * rows) / fig.get_figheight(), 1, 0.97))
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
@@ -645,6 +641,9 @@ def parse(argv=None):
     ap.add_argument("--publish", metavar="RUN_DIR",
                     help="run nothing: copy a full run's scaling.json, scaling.md and PNGs from RUN_DIR to "
                          "docs/results/scaling/ (refuses a quick run, and a run of another commit or of uncommitted code)")
+    ap.add_argument("--replot", metavar="RUN_DIR",
+                    help="run nothing: draw the PNGs of RUN_DIR (a run's folder, or docs/results/scaling) again from "
+                         "its scaling.json, the numbers unchanged")
     args = ap.parse_args(argv)
     nproc = cpus()
     sweeps = []
@@ -682,6 +681,23 @@ def parse(argv=None):
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def replot(run_dir):
+    """Draws a run's PNGs again from its scaling.json (a change of the drawing, not of the numbers)."""
+    path = os.path.join(run_dir, "scaling.json")
+    try:
+        data = json.load(open(path))
+    except (OSError, ValueError) as e:
+        fail(f"--replot {run_dir}: {e}")
+    drawn = []
+    for name, entry in data.get("sweeps", {}).items():
+        if entry.get("png") and plot(name, entry, data["nproc"], os.path.join(run_dir, entry["png"])):
+            drawn.append(entry["png"])
+    if not drawn:
+        fail(f"--replot {run_dir}: nothing drawn (no sweep with a PNG, or no matplotlib: Debian python3-matplotlib)")
+    print(f"drew {', '.join(drawn)} in {run_dir}")
+    return 0
+
+
 def publish(run_dir):
     """Copies a full run into docs/results/scaling/, where the docs' generated blocks read it."""
     path = os.path.join(run_dir, "scaling.json")
@@ -714,6 +730,8 @@ def main(argv=None):
     args, nproc = parse(argv)
     if args.publish:
         return publish(args.publish)
+    if args.replot:
+        return replot(args.replot)
     _, flavours, subjects, binaries = compare.discover_subjects(args.build, args.subjects)
     if not subjects:
         fail(f"no subject is built in {args.build}")

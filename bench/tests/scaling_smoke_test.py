@@ -15,6 +15,7 @@ Usage: scaling_smoke_test.py BUILD_DIR OUT_DIR
 - one PNG per sweep when the interpreter running the script has matplotlib, none (and a message)
   when it has not;
 - --budget: sizes predicted to take longer are skipped with the reason; --publish refuses a quick run;
+  --replot draws the PNGs again from scaling.json and refuses a folder without one;
 - a bench's max_rss_kib is its own peak, not its parent's (Linux carries ru_maxrss across exec).
 """
 import functools
@@ -154,6 +155,20 @@ def main():
 
     p = subprocess.run([python, SCRIPT, "--publish", out], capture_output=True, text=True, timeout=30)
     expect(p.returncode == 2 and "quick run" in p.stderr, f"--publish refuses a quick run ({p.stderr.strip()})")
+
+    # --replot: the PNGs drawn again from scaling.json, the JSON untouched; a folder without one refused.
+    if has_matplotlib:
+        before = open(os.path.join(out, "scaling.json")).read()
+        for name in data["sweeps"]:
+            os.remove(os.path.join(out, f"{name}.png"))
+        p = subprocess.run([python, SCRIPT, "--replot", out], capture_output=True, text=True, timeout=60)
+        drawn = all(open(os.path.join(out, f"{n}.png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+                    for n in data["sweeps"] if os.path.exists(os.path.join(out, f"{n}.png")))
+        expect(p.returncode == 0 and drawn and all(os.path.exists(os.path.join(out, f"{n}.png")) for n in data["sweeps"]),
+               f"--replot draws every sweep's PNG again ({p.returncode}: {p.stderr.strip()[-200:]})")
+        expect(open(os.path.join(out, "scaling.json")).read() == before, "--replot leaves scaling.json as it was")
+    p = subprocess.run([python, SCRIPT, "--replot", out + "-nothing-here"], capture_output=True, text=True, timeout=30)
+    expect(p.returncode == 2 and "--replot" in p.stderr, f"--replot of a folder without a run is refused ({p.stderr.strip()})")
 
     # --budget: the smallest size (and one thread) runs; every larger size (and more threads) is
     # predicted over a microsecond's budget. It needs a subject that runs fib: the pool, or asio_pool

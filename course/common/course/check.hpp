@@ -24,7 +24,8 @@
 // A student's pool can hang (a lost wake-up, a drain that never ends, a deadlock); a test that
 // hangs teaches nothing and blocks CI. So a check runs each step under a course::deadline: if the
 // step is not over in time, the watchdog thread prints what was being checked and why it can hang,
-// and ends the process at once (std::_Exit: a hung pool cannot be destroyed, its threads are stuck).
+// reports the test as failed, and ends the process (std::_Exit: a hung pool cannot be destroyed,
+// its threads are stuck).
 #pragma once
 
 #include <unistd.h>
@@ -44,7 +45,10 @@
 namespace course {
 
 class report;
-inline report* active_report = nullptr;  // the watchdog's way to record the test that hung
+// The watchdog's way to record the test that hung. Set and cleared by the report on the main thread
+// only: before a deadline starts its watchdog and after the last one is joined (a thread's start
+// and its join order those writes with the watchdog's read; a sanitizer's callback runs later still).
+inline report* active_report = nullptr;
 
 /// Collects the requirements a check found met or not met, and prints them.
 class report {
@@ -113,9 +117,9 @@ class report {
   }
 
   /// Ends the current test as failed with `why`, for a caller that then ends the process: the
-  /// watchdog (a step hung) or a sanitizer's last callback. It runs on a thread of its own while
-  /// the main thread may be inside require() or a send(), so it takes the lock, and keeps it:
-  /// nothing the main thread reports afterwards reaches the grader, and no line is interleaved.
+  /// watchdog (a step hung), from its own thread while the main thread may be inside require()
+  /// or a send(), or a sanitizer's last callback, on whichever thread failed. So it takes the lock,
+  /// and keeps it: nothing reported afterwards reaches the grader, and no line is interleaved.
   void abandon(const std::string& why) {
     // Bounded: the main thread holds the lock only inside these functions, never while the
     // submission runs. Should it not come free, the process ends without this line (the test
@@ -169,7 +173,7 @@ class report {
   }
 
   // One line to the grader's pipe, whole (a pipe write of up to PIPE_BUF bytes is atomic; a longer
-  // one is written in a loop, from this thread only).
+  // one is written in a loop, and the lock its callers hold keeps any other line out of it).
   void send(std::string line) const {
     if (result_fd_ < 0) return;
     line += '\n';
