@@ -643,7 +643,7 @@ def parse(argv=None):
                          "docs/results/scaling/ (refuses a quick run, and a run of another commit or of uncommitted code)")
     ap.add_argument("--replot", metavar="RUN_DIR",
                     help="run nothing: draw the PNGs of RUN_DIR (a run's folder, or docs/results/scaling) again from "
-                         "its scaling.json, the numbers unchanged")
+                         "its scaling.json, the numbers unchanged (and name them in it, for a run made without matplotlib)")
     args = ap.parse_args(argv)
     nproc = cpus()
     sweeps = []
@@ -690,10 +690,19 @@ def replot(run_dir):
         fail(f"--replot {run_dir}: {e}")
     drawn = []
     for name, entry in data.get("sweeps", {}).items():
-        if entry.get("png") and plot(name, entry, data["nproc"], os.path.join(run_dir, entry["png"])):
-            drawn.append(entry["png"])
+        png = entry.get("png") or f"{name}.png"
+        if plot(name, entry, data["nproc"], os.path.join(run_dir, png)):
+            drawn.append(png)
+            if entry.get("png") != png:  # a run made without matplotlib: its PNGs named now
+                entry["png"] = png
     if not drawn:
-        fail(f"--replot {run_dir}: nothing drawn (no sweep with a PNG, or no matplotlib: Debian python3-matplotlib)")
+        fail(f"--replot {run_dir}: nothing drawn (no sweep in it, or no matplotlib here: Debian python3-matplotlib, "
+             "used by /usr/bin/python3)")
+    if json.load(open(path)) != data:  # PNGs named now: the JSON and the page that shows them
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
+        with open(os.path.join(run_dir, "scaling.md"), "w") as f:
+            f.write(markdown(data) + "\n")
     print(f"drew {', '.join(drawn)} in {run_dir}")
     return 0
 
