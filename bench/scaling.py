@@ -681,13 +681,18 @@ def parse(argv=None):
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def replot(run_dir):
-    """Draws a run's PNGs again from its scaling.json (a change of the drawing, not of the numbers)."""
+def read_run(run_dir, option):
+    """A run folder's (scaling.json's path, its data); a clear error for `option` when it has none."""
     path = os.path.join(run_dir, "scaling.json")
     try:
-        data = json.load(open(path))
+        return path, json.load(open(path))
     except (OSError, ValueError) as e:
-        fail(f"--replot {run_dir}: {e}")
+        fail(f"{option} {run_dir}: {e}")
+
+
+def replot(run_dir):
+    """Draws a run's PNGs again from its scaling.json (a change of the drawing, not of the numbers)."""
+    path, data = read_run(run_dir, "--replot")
     drawn = []
     for name, entry in data.get("sweeps", {}).items():
         png = entry.get("png") or f"{name}.png"
@@ -709,11 +714,7 @@ def replot(run_dir):
 
 def publish(run_dir):
     """Copies a full run into docs/results/scaling/, where the docs' generated blocks read it."""
-    path = os.path.join(run_dir, "scaling.json")
-    try:
-        data = json.load(open(path))
-    except (OSError, ValueError) as e:
-        fail(f"--publish {run_dir}: {e}")
+    _, data = read_run(run_dir, "--publish")
     if data.get("quick"):
         fail("--publish: this is a quick run (it judges nothing); publish a full run")
     head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
