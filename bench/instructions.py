@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 
-from compare import build_config, source_commit, tasks_of
+from compare import build_config, discover_subjects, source_commit, tasks_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASELINE = os.path.join(HERE, "instructions-baseline.json")
@@ -82,22 +82,14 @@ def drivers(build):
 
 
 def workload_subjects(build, subjects, external):
-    """{"<subject>:<workload>": ("workload", binary, env, workload)} for compare.py's subjects and
-    for external drivers (NAME=BINARY)."""
-    import compare  # the subjects' binaries and flavours, as compare.py finds them
-    variants_file = os.path.join(build, "pools_variants.txt")
-    variants = [l.strip() for l in open(variants_file) if l.strip()] if os.path.exists(variants_file) else VARIANTS
-    flavours = compare.read_flavours(variants)
+    """{"<subject>:<workload>": ("workload", binary, env, workload)} for compare.py's subjects (found,
+    and refused when unknown or not built, as compare.py does) and for external drivers (NAME=BINARY)."""
     found = {}
-    for s in subjects:
-        if "/" in s and s not in flavours:
-            fail(f"'{s}' is not a subject: a flavour is <variant>/<label> of variants/<variant>/bench/flavours.txt")
-        binary = compare.find_binary(build, s)
-        if binary is None:
-            fail(f"'{s}': no bench_{s.split('/')[0]} in {build} (a subject is a variant, a flavour "
-                 f"<variant>/<label> or a reference of bench/compare.py, built in that directory)")
-        for w in WORKLOADS:
-            found[f"{s}:{w}"] = ("workload", binary, flavours.get(s, {}), w)
+    if subjects:
+        _, flavours, _, binaries = discover_subjects(build, ",".join(subjects))
+        for s in subjects:
+            for w in WORKLOADS:
+                found[f"{s}:{w}"] = ("workload", binaries[s], flavours.get(s, {}), w)
     for e in external:
         name, _, binary = e.partition("=")
         if not name or not binary:

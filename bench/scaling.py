@@ -81,6 +81,13 @@ OVERSUBSCRIBED_LIMIT = 2.0  # time at 4x nproc threads / time at nproc threads
 tasks_of = compare.tasks_of  # the divisor of "time per task"
 
 
+def compiler_of(build):
+    """The build's compiler, "GNU 12.2.0" (or "unknown")."""
+    config = compare.build_config(build)
+    ids = [config.get(k) for k in ("CMAKE_CXX_COMPILER_ID", "CMAKE_CXX_COMPILER_VERSION") if config.get(k)]
+    return " ".join(ids) or "unknown"
+
+
 def cpus():
     """The CPUs this process may run on (a container or taskset may allow fewer than the machine has)."""
     try:
@@ -693,17 +700,17 @@ def read_run(run_dir, option):
 def replot(run_dir):
     """Draws a run's PNGs again from its scaling.json (a change of the drawing, not of the numbers)."""
     path, data = read_run(run_dir, "--replot")
-    drawn = []
+    drawn, named = [], False
     for name, entry in data.get("sweeps", {}).items():
         png = entry.get("png") or f"{name}.png"
         if plot(name, entry, data["nproc"], os.path.join(run_dir, png)):
             drawn.append(png)
-            if entry.get("png") != png:  # a run made without matplotlib: its PNGs named now
-                entry["png"] = png
+            named = named or "png" not in entry  # a run made without matplotlib: its PNGs named now
+            entry["png"] = png
     if not drawn:
         fail(f"--replot {run_dir}: nothing drawn (no sweep in it, or no matplotlib here: Debian python3-matplotlib, "
              "used by /usr/bin/python3)")
-    if json.load(open(path)) != data:  # PNGs named now: the JSON and the page that shows them
+    if named:  # the JSON and the page that shows the PNGs name them
         with open(path, "w") as f:
             json.dump(data, f, indent=1)
         with open(os.path.join(run_dir, "scaling.md"), "w") as f:
@@ -768,8 +775,7 @@ def main(argv=None):
         "date": started.strftime("%Y-%m-%d"),
         "time": started.strftime("%H:%M"),
         "machine": meta["machine"],
-        "compiler": " ".join(v for k, v in sorted(compare.build_config(args.build).items())
-                             if k.startswith("CMAKE_CXX_COMPILER")) or "unknown",
+        "compiler": compiler_of(args.build),
         "cpu": meta["cpu"],
         "nproc": nproc,
         "load_average": f"{min(load):.1f}-{max(load):.1f}" if load else "unknown",
